@@ -1,0 +1,29 @@
+/** Options every command shares, and how a command reports a failure: message on stderr + exit code. */
+import chalk from "chalk";
+import { isPdaError, errorMessage } from "../core/index.js";
+
+export interface CommonOptions {
+  config?: string;
+  db?: string;
+  model?: string;
+  hil?: string;
+  profile?: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** Run a command body; a PdaError becomes its message and exit code, anything else exit 1 with the stack. */
+export async function runCommand(body: () => Promise<number | void>): Promise<void> {
+  try {
+    const code = await body();
+    process.exitCode = code ?? 0;
+  } catch (e) {
+    if (isPdaError(e)) {
+      process.stderr.write(`${chalk.red("error")} ${e.message}\n`);
+      process.exitCode = e.exitCode;
+    } else {
+      process.stderr.write(`${chalk.red("error")} ${errorMessage(e)}\n${(e as Error)?.stack ?? ""}\n`);
+      process.exitCode = 1;
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/** Zod schemas of the configuration files in config/: the source of truth for their shape. */
+import { z } from "zod";
+
+export const Budgets = z
+  .object({
+    max_steps: z.number().int().min(1).default(12),
+    max_attempts_per_step: z.number().int().min(1).default(3),
+    max_wall_ms: z.number().int().min(1).default(300_000),
+    max_llm_calls: z.number().int().min(1).default(40),
+    max_tokens: z.number().int().min(1).default(400_000),
+  })
+  .strict();
+export type Budgets = z.infer<typeof Budgets>;
+
+export const SandboxLimits = z
+  .object({
+    timeout_ms: z.number().int().min(1).default(30_000),
+    memory_bytes: z
+      .number()
+      .int()
+      .min(1 << 20)
+      .default(64 << 20),
+    stack_bytes: z
+      .number()
+      .int()
+      .min(64 << 10)
+      .default(1 << 20),
+    max_tool_calls: z.number().int().min(0).default(50),
+    max_result_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(256 << 10),
+    max_log_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(64 << 10),
+  })
+  .strict();
+export type SandboxLimits = z.infer<typeof SandboxLimits>;
+
+export const Profile = z
+  .object({
+    description: z.string().default(""),
+    budgets: Budgets.default(Budgets.parse({})),
+    sandbox: SandboxLimits.default(SandboxLimits.parse({})),
+    /** How many tools the decision sees (the top K by relevance and reliability, plus those the plan uses). */
+    tool_top_k: z.number().int().min(1).default(12),
+    strategy: z.enum(["conservative", "exploratory"]).default("conservative"),
+    guards: z
+      .object({
+        query: z.boolean().default(true),
+        code: z.boolean().default(true),
+        result: z.boolean().default(true),
+      })
+      .strict()
+      .default({ query: true, code: true, result: true }),
+    /** Memory hits shown to perception and decision. */
+    memory_hits: z.number().int().min(0).default(3),
+  })
+  .strict();
+export type Profile = z.infer<typeof Profile>;
+
+export const ProfilesFile = z
+  .object({ default: z.string(), profiles: z.record(z.string(), Profile) })
+  .strict();
+export type ProfilesFile = z.infer<typeof ProfilesFile>;

@@ -1,0 +1,6 @@
+export * from "./schemas.js";
+export * from "./errors.js";
+export * from "./paths.js";
+export * from "./time.js";
+export * from "./tools.js";
+export * from "./recorder.js";

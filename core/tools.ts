@@ -1,0 +1,39 @@
+/**
+ * The narrow view of the tool world that the sandbox, heuristics and the loop need. MultiMCP implements
+ * ToolHost; tests may implement it in-process.
+ */
+import type { ToolCallRecord } from "./schemas.js";
+
+export interface ToolInfo {
+  /** The server's id from the config, e.g. "math". */
+  server: string;
+  /** The tool's own name on its server, e.g. "add". */
+  name: string;
+  /** Always-unique name: "server.tool". */
+  qualified: string;
+  /** True when `name` alone is unique across all servers (so it is callable by plain name). */
+  unique: boolean;
+  description: string;
+  /** The tool's JSON Schema for its arguments (MCP inputSchema). */
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  needsApproval?: boolean;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface ToolHost {
+  /** Every callable tool. */
+  tools(): ToolInfo[];
+  /**
+   * Call a tool by qualified ("server.tool") or unique plain name with named arguments.
+   * Resolves to the tool's value (structuredContent, else JSON parsed from text, else text);
+   * throws ToolError (core/errors) on any failure, isError results included.
+   */
+  call(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
+  /** Listener for every finished call, successful or not. Returns an unsubscribe function. */
+  onCall(listener: (record: ToolCallRecord) => void): () => void;
+}

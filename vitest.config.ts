@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["**/*.test.ts"],
+    exclude: ["node_modules/**", "dist/**"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Tests spawn real MCP servers and child processes; two cores.
+    pool: "forks",
+    maxWorkers: 2,
+  },
+});
