@@ -27,6 +27,10 @@ export interface GenerateResult<T> {
   attempts: number;
   provider: string;
   model: string;
+  /** Transport retries (429/5xx/timeouts) spent across all attempts. */
+  retries?: number;
+  /** Money spent, from the provider's cost table; absent when the model has no price. */
+  cost_usd?: number;
 }
 
 /** One model behind one interface: schema in, validated value + usage + latency out. */
@@ -35,4 +39,22 @@ export interface ModelProvider {
   readonly model: string;
   /** Throws ModelError (core/errors) when no valid value can be had. */
   generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>>;
+}
+
+/** One raw model turn: what a provider's transport is asked, and what it returns (text, not yet parsed). */
+export interface RawTurn {
+  role: string;
+  system: string;
+  prompt: string;
+  /** The JSON Schema derived from the request's zod schema. */
+  jsonSchema: Record<string, unknown>;
+  schemaName: string;
+  signal?: AbortSignal;
+}
+
+export interface RawCompletion {
+  text: string;
+  usage: Usage;
+  /** Transport retries this turn needed. */
+  retries?: number;
 }

@@ -1,0 +1,227 @@
+/** The Gemini provider through the real @google/genai client against the fake Gemini server on 127.0.0.1. */
+import { afterEach, describe, expect, it } from "vitest";
+import { DecisionOutput, ModelError, PerceptionSnapshot, modelJsonSchema } from "../core/index.js";
+import {
+  FakeClock,
+  sampleDecision,
+  samplePerception,
+  scriptedGeminiHandler,
+  startFakeGemini,
+  type FakeGemini,
+  type FakeGeminiHandler,
+} from "../testing/index.js";
+import { createProvider, type ProviderOptions } from "./index.js";
+
+let fake: FakeGemini | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function setup(handler: FakeGeminiHandler, options: ProviderOptions = {}) {
+  fake = await startFakeGemini({ handler });
+  const clock = new FakeClock();
+  const provider = createProvider("gemini:gemini-test-flash", {
+    env: { GEMINI_API_KEY: "test-key", GEMINI_BASE_URL: fake.url },
+    clock,
+    random: () => 0.5,
+    ...options,
+  });
+  return { fake, clock, provider };
+}
+
+const perceive = {
+  role: "perception",
+  system: "You are the perception module.",
+  prompt: "Query: What is 32 + 5 - 3 * 2",
+  schema: PerceptionSnapshot,
+  schemaName: "PerceptionSnapshot",
+};
+
+async function rejection(p: Promise<unknown>): Promise<ModelError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(ModelError);
+  return e as ModelError;
+}
+
+describe("gemini provider", () => {
+  it("sends JSON mode with the derived schema and returns the validated value with usage", async () => {
+    const { fake, provider } = await setup(() => ({
+      json: samplePerception(),
+      usage: { input: 120, output: 40, thoughts: 10 },
+    }));
+    const r = await provider.generate(perceive);
+    expect(r.value).toEqual(samplePerception());
+    expect(r).toMatchObject({ provider: "gemini", model: "gemini-test-flash", attempts: 1, retries: 0 });
+    expect(r.usage).toEqual({ input_tokens: 120, output_tokens: 50 });
+    const req = fake.requests[0]!;
+    expect(req.model).toBe("gemini-test-flash");
+    expect(req.headers["x-goog-api-key"]).toBe("test-key");
+    expect(req.body.generationConfig).toMatchObject({
+      responseMimeType: "application/json",
+      responseJsonSchema: modelJsonSchema(PerceptionSnapshot),
+    });
+    expect(req.systemText).toBe(perceive.system);
+    expect(req.userText).toBe(perceive.prompt);
+    expect(req.role).toBe("perception");
+  });
+
+  it("repairs fenced JSON with trailing prose without another call", async () => {
+    const text =
+      "Sure! Here it is:\n```json\n" + JSON.stringify(samplePerception()) + "\n```\nHope this helps.";
+    const { fake, provider } = await setup(() => ({ text }));
+    const r = await provider.generate(perceive);
+    expect(r.value.confidence).toBe(0.9);
+    expect(r.attempts).toBe(1);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("asks once more on a schema violation, showing the model its error", async () => {
+    const bad = { ...sampleDecision(), type: "CONCLUDE", code: undefined };
+    const script = scriptedGeminiHandler({ decision: [{ json: bad }, { json: sampleDecision() }] });
+    const { fake, provider } = await setup(script.handler);
+    const r = await provider.generate({
+      role: "decision",
+      system: "plan",
+      prompt: "Make a plan",
+      schema: DecisionOutput,
+      schemaName: "DecisionOutput",
+    });
+    expect(r.value.type).toBe("CODE");
+    expect(r.attempts).toBe(2);
+    expect(fake.requests[1]!.userText).toContain("Make a plan");
+    expect(fake.requests[1]!.userText).toContain(
+      'conclusion: a CONCLUDE step needs a non-empty "conclusion"',
+    );
+    expect(script.unconsumed()).toEqual({});
+  });
+
+  it("gives a typed error after the repair round also fails", async () => {
+    const { fake, provider } = await setup(() => ({ json: { entities: "not a list" } }));
+    const e = await rejection(provider.generate(perceive));
+    expect(e.code).toBe("MODEL_INVALID_OUTPUT");
+    expect(e.message).toMatch(/entities/);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("throws MODEL_NO_KEY (exit 3) at creation when GEMINI_API_KEY is not set", () => {
+    let e: unknown;
+    try {
+      createProvider("gemini", { env: {} });
+    } catch (err) {
+      e = err;
+    }
+    expect(e).toBeInstanceOf(ModelError);
+    expect((e as ModelError).code).toBe("MODEL_NO_KEY");
+    expect((e as ModelError).exitCode).toBe(3);
+    expect((e as ModelError).message).toMatch(/GEMINI_API_KEY/);
+    expect((e as ModelError).message).toMatch(/scripted:<file>/);
+  });
+
+  it("honours the RetryInfo delay of a 429 (measured in the fake clock)", async () => {
+    let n = 0;
+    const { fake, clock, provider } = await setup(() =>
+      ++n === 1
+        ? { status: 429, message: "Quota exceeded", retryDelay: "38s" }
+        : { json: samplePerception() },
+    );
+    const r = await provider.generate(perceive);
+    expect(r.value).toEqual(samplePerception());
+    expect(r.retries).toBe(1);
+    expect(clock.sleeps).toEqual([38_000]);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("backs off exponentially with jitter on 500/503", async () => {
+    let n = 0;
+    const { clock, provider } = await setup(() =>
+      ++n <= 3 ? { status: n === 2 ? 500 : 503 } : { json: samplePerception() },
+    );
+    const r = await provider.generate(perceive);
+    expect(r.retries).toBe(3);
+    // random() = 0.5 → half fixed + a quarter: 0.75 × base × 2^(k-1)
+    expect(clock.sleeps).toEqual([750, 1500, 3000]);
+  });
+
+  it("stops retrying after max_retries with the last error's code", async () => {
+    const { fake, provider } = await setup(() => ({ status: 429 }), {
+      retry: { max_retries: 2, base_delay_ms: 10, max_delay_ms: 100, max_server_delay_ms: 1000 },
+    });
+    const e = await rejection(provider.generate(perceive));
+    expect(e.code).toBe("MODEL_RATE_LIMITED");
+    expect(e.message).toMatch(/gave up after 3 tries/);
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it("does not wait for a RetryInfo delay longer than the policy allows", async () => {
+    const { clock, provider } = await setup(() => ({ status: 429, retryDelay: "3600s" }));
+    const e = await rejection(provider.generate(perceive));
+    expect(e.code).toBe("MODEL_RATE_LIMITED");
+    expect(e.message).toMatch(/retry in 3600 s/);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it("does not retry a 400", async () => {
+    const { fake, provider } = await setup(() => ({ status: 400, message: "Invalid JSON schema" }));
+    const e = await rejection(provider.generate(perceive));
+    expect(e.code).toBe("MODEL_HTTP");
+    expect(e.message).toMatch(/Invalid JSON schema/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("turns blocked, empty and MAX_TOKENS replies into typed errors", async () => {
+    const replies = [
+      { blocked: "SAFETY" },
+      { empty: true as const },
+      { empty: true as const, noCandidates: true },
+      { text: '{"entities": ["a"', finishReason: "MAX_TOKENS" },
+      { text: "", finishReason: "SAFETY" },
+    ];
+    const { provider } = await setup((req) => replies[req.n - 1]!);
+    const codes = [];
+    for (let i = 0; i < replies.length; i++) codes.push((await rejection(provider.generate(perceive))).code);
+    expect(codes).toEqual([
+      "MODEL_BLOCKED",
+      "MODEL_EMPTY",
+      "MODEL_EMPTY",
+      "MODEL_TRUNCATED",
+      "MODEL_BLOCKED",
+    ]);
+  });
+
+  it("times out a call that does not answer in time", async () => {
+    const { provider } = await setup(() => ({ delayMs: 10_000, json: samplePerception() }), {
+      timeout_ms: 150,
+      retry: { max_retries: 0, base_delay_ms: 1, max_delay_ms: 1, max_server_delay_ms: 1 },
+    });
+    const e = await rejection(provider.generate(perceive));
+    expect(e.code).toBe("MODEL_TIMEOUT");
+  });
+
+  it("reports an unreachable endpoint as MODEL_UNREACHABLE (exit 3) after retrying", async () => {
+    const { fake: f } = await setup(() => ({ json: samplePerception() }));
+    const url = f.url;
+    await f.close();
+    fake = undefined;
+    const clock = new FakeClock();
+    const provider = createProvider("gemini", { env: { GEMINI_API_KEY: "k", GEMINI_BASE_URL: url }, clock });
+    const e = await rejection(provider.generate(perceive));
+    expect(e.code).toBe("MODEL_UNREACHABLE");
+    expect(e.exitCode).toBe(3);
+    expect(clock.sleeps).toHaveLength(4);
+  });
+
+  it("adds cost_usd from the model's price", async () => {
+    const { provider } = await setup(
+      () => ({ json: samplePerception(), usage: { input: 1_000_000, output: 500_000 } }),
+      {
+        price: { input_per_mtok: 0.3, output_per_mtok: 2.5 },
+      },
+    );
+    const r = await provider.generate(perceive);
+    expect(r.cost_usd).toBeCloseTo(0.3 + 1.25, 10);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The shared path from raw text to a validated value, used by every provider (scripted included): call,
+ * parse/repair, validate; on failure one more call that shows the model its error; then a typed ModelError.
+ */
+import { ModelError, modelJsonSchema, systemClock, type Clock } from "../core/index.js";
+import { parseModelOutput, type ParseFailureKind } from "./parse.js";
+import type {
+  GenerateRequest,
+  GenerateResult,
+  ModelProvider,
+  RawCompletion,
+  RawTurn,
+  Usage,
+} from "./types.js";
+
+/** What a provider implements: one raw turn in, text + usage out. Retries and timeouts live in here. */
+export interface Transport {
+  readonly provider: string;
+  readonly model: string;
+  complete(turn: RawTurn): Promise<RawCompletion>;
+}
+
+/** USD per million tokens. */
+export interface ModelPrice {
+  input_per_mtok: number;
+  output_per_mtok: number;
+}
+
+export interface StructuredOptions {
+  clock?: Clock;
+  /** Extra model calls after an invalid reply (default 1: "ask once more showing the error"). */
+  repair_rounds?: number;
+  price?: ModelPrice;
+}
+
+const FAILURE_CODE: Record<ParseFailureKind, string> = {
+  empty: "MODEL_EMPTY",
+  unparseable: "MODEL_INVALID_OUTPUT",
+  truncated: "MODEL_TRUNCATED",
+  invalid: "MODEL_INVALID_OUTPUT",
+};
+
+/** A ModelProvider over a transport. */
+export class StructuredProvider implements ModelProvider {
+  readonly provider: string;
+  readonly model: string;
+  private readonly clock: Clock;
+  private readonly repairRounds: number;
+  private readonly price?: ModelPrice;
+
+  constructor(
+    readonly transport: Transport,
+    options: StructuredOptions = {},
+  ) {
+    this.provider = transport.provider;
+    this.model = transport.model;
+    this.clock = options.clock ?? systemClock;
+    this.repairRounds = options.repair_rounds ?? 1;
+    this.price = options.price;
+  }
+
+  async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
+    const started = this.clock.now();
+    const jsonSchema = modelJsonSchema(request.schema);
+    const usage: Usage = { input_tokens: 0, output_tokens: 0 };
+    let retries = 0;
+    let prompt = request.prompt;
+    for (let attempt = 1; ; attempt++) {
+      const reply = await this.transport.complete({
+        role: request.role,
+        system: request.system,
+        prompt,
+        jsonSchema,
+        schemaName: request.schemaName,
+        signal: request.signal,
+      });
+      usage.input_tokens += reply.usage.input_tokens;
+      usage.output_tokens += reply.usage.output_tokens;
+      retries += reply.retries ?? 0;
+      const parsed = parseModelOutput(reply.text, request.schema, request.schemaName);
+      if (parsed.ok) {
+        return {
+          value: parsed.value,
+          raw: reply.text,
+          usage,
+          latency_ms: this.clock.now() - started,
+          attempts: attempt,
+          provider: this.provider,
+          model: this.model,
+          retries,
+          ...(this.price ? { cost_usd: costOf(usage, this.price) } : {}),
+        };
+      }
+      if (attempt > this.repairRounds) {
+        throw new ModelError(
+          FAILURE_CODE[parsed.kind],
+          `${this.provider}:${this.model} gave no valid ${request.schemaName} for ${request.role} after ` +
+            `${attempt} call${attempt > 1 ? "s" : ""}: ${parsed.message}`,
+        );
+      }
+      prompt = repairPrompt(request.prompt, reply.text, parsed.message, request.schemaName);
+    }
+  }
+}
+
+/** The original prompt plus the rejected reply and why it was rejected. */
+export function repairPrompt(original: string, reply: string, problem: string, schemaName: string): string {
+  const shown = reply.length > 4000 ? `${reply.slice(0, 4000)}…` : reply;
+  return (
+    `${original}\n\n---\nYour previous reply was rejected.\n\nReply:\n${shown}\n\nProblem:\n${problem}\n\n` +
+    `Answer again with only one JSON object that satisfies the ${schemaName} schema, nothing else.`
+  );
+}
+
+export function costOf(usage: Usage, price: ModelPrice): number {
+  return (usage.input_tokens * price.input_per_mtok + usage.output_tokens * price.output_per_mtok) / 1e6;
+}

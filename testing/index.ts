@@ -1,0 +1,4 @@
+/** Test doubles that are part of the product: fake model servers, a fake clock. */
+export * from "./fake-gemini.js";
+export * from "./clock.js";
+export * from "./values.js";
