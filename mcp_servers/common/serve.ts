@@ -1,0 +1,123 @@
+/**
+ * Runs a bundled MCP server over stdio (the default) or, with `--http [host:]port`, over Streamable HTTP.
+ * Over HTTP each client session gets its own McpServer from `create`, as the SDK binds one server to one
+ * transport. The listening URL is printed on stdout (`listening <url>`) so a parent can read the port.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+
+export interface ServeOptions {
+  /** Called once when the process is about to exit (close databases and the like). */
+  onShutdown?: () => void | Promise<void>;
+}
+
+export async function serve(
+  create: () => McpServer,
+  argv: string[] = process.argv.slice(2),
+  options: ServeOptions = {},
+): Promise<void> {
+  const i = argv.indexOf("--http");
+  if (i === -1) {
+    const server = create();
+    const transport = new StdioServerTransport();
+    // The client closing our stdin is the normal way to be told to stop.
+    process.stdin.on("end", () => void shutdown(server, options));
+    transport.onclose = () => void shutdown(server, options);
+    await server.connect(transport);
+    return;
+  }
+  const spec = argv[i + 1] ?? "127.0.0.1:0";
+  const [host, port] = spec.includes(":") ? spec.split(":") : ["127.0.0.1", spec];
+  await serveHttp(create, host ?? "127.0.0.1", Number(port ?? 0), options);
+}
+
+let shuttingDown = false;
+async function shutdown(server: McpServer, options: ServeOptions): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  try {
+    await options.onShutdown?.();
+    await server.close();
+  } finally {
+    process.exit(0);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  return text ? JSON.parse(text) : undefined;
+}
+
+function reply(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+async function serveHttp(
+  create: () => McpServer,
+  host: string,
+  port: number,
+  options: ServeOptions,
+): Promise<void> {
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+
+  const http = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? "/", "http://x");
+      if (url.pathname !== "/mcp") return reply(res, 404, "not found: use /mcp");
+      const sid = req.headers["mcp-session-id"];
+      const id = typeof sid === "string" ? sid : undefined;
+      if (req.method === "POST") {
+        let body: unknown;
+        try {
+          body = await readJson(req);
+        } catch {
+          return reply(res, 400, "body is not JSON");
+        }
+        let session = id ? sessions.get(id) : undefined;
+        if (!session) {
+          if (id || !isInitializeRequest(body)) return reply(res, 400, "no valid session id");
+          const server = create();
+          const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+            sessionIdGenerator: () => randomUUID(),
+            onsessioninitialized: (newId) => void sessions.set(newId, { transport, server }),
+          });
+          transport.onclose = () => {
+            if (transport.sessionId) sessions.delete(transport.sessionId);
+          };
+          await server.connect(transport);
+          session = { transport, server };
+        }
+        return session.transport.handleRequest(req, res, body);
+      }
+      const session = id ? sessions.get(id) : undefined;
+      if (!session) return reply(res, 400, "no valid session id");
+      return session.transport.handleRequest(req, res);
+    })().catch((e: unknown) => {
+      if (!res.headersSent) reply(res, 500, e instanceof Error ? e.message : String(e));
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, host, resolve);
+  });
+  const addr = http.address() as AddressInfo;
+  process.stdout.write(`listening http://${host}:${addr.port}/mcp\n`);
+
+  const stop = async () => {
+    for (const { server } of sessions.values()) await server.close().catch(() => {});
+    http.close();
+    await options.onShutdown?.();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop());
+}

@@ -1,0 +1,343 @@
+/**
+ * One configured server: its transport, its MCP client session, its tools and its state. Connects
+ * lazily again after a crash (restart on next use, with backoff); never replays a call.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ToolError, errorMessage, type Clock } from "../../core/index.js";
+import { restartDelayMs } from "./backoff.js";
+import type { ServerConfig } from "./config.js";
+import type { HubEvent, ServerState, ServerStatus } from "./events.js";
+import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
+import { mapCallError } from "./result.js";
+
+export type ElicitationHandler = (
+  server: string,
+  request: ElicitRequest["params"],
+) => Promise<ElicitResult & { reason?: string }>;
+
+export interface ConnectionDeps {
+  clock: Clock;
+  emit: (event: HubEvent) => void;
+  spawn?: SpawnFn;
+  elicit: () => ElicitationHandler;
+  /** Called when the server's tool list changed (after a (re)connect or a list_changed notification). */
+  onTools: () => void;
+  /** Environment for stdio children before the server's own `env` (default: the host's). */
+  baseEnv: NodeJS.ProcessEnv;
+}
+
+/** How long a wedged-server probe (a ping after a timeout) may take before the process is killed. */
+const PROBE_MS = 2_000;
+
+export class ServerConnection {
+  state: ServerState;
+  tools: Tool[] = [];
+  lastError?: string;
+  restarts = 0;
+
+  private client?: Client;
+  private transport?: Transport;
+  private connecting?: Promise<void>;
+  private failures = 0;
+  private retryAt = 0;
+  private closing = false;
+  private generation = 0;
+  private everConnected = false;
+
+  constructor(
+    readonly config: ServerConfig,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.state = config.enabled ? "connecting" : "disabled";
+  }
+
+  get id(): string {
+    return this.config.id;
+  }
+
+  get pid(): number | undefined {
+    return this.transport instanceof ChildStdioTransport ? this.transport.pid : undefined;
+  }
+
+  status(): ServerStatus {
+    return {
+      id: this.id,
+      description: this.config.description,
+      transport: this.config.url ? "http" : "stdio",
+      state: this.state,
+      tools: this.tools.length,
+      ...(this.lastError !== undefined && { lastError: this.lastError }),
+      ...(this.pid !== undefined && this.state === "ready" && { pid: this.pid }),
+      restarts: this.restarts,
+      ...((this.state === "crashed" || this.state === "failed") && { retryAt: this.retryAt }),
+    };
+  }
+
+  private setState(state: ServerState, error?: string): void {
+    this.state = state;
+    if (error !== undefined) this.lastError = error;
+    this.deps.emit({
+      type: "server_state",
+      server: this.id,
+      state,
+      ...(error && { error }),
+      ...(this.pid && { pid: this.pid }),
+    });
+  }
+
+  /** Start (or restart) the server and list its tools; rejects with a ToolError SERVER_UNAVAILABLE. */
+  connect(): Promise<void> {
+    this.connecting ??= this.doConnect().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private makeTransport(): Transport {
+    const c = this.config;
+    if (c.url) {
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+    }
+    return new ChildStdioTransport({
+      command: c.command!,
+      args: c.args,
+      env: { ...stringEnv(this.deps.baseEnv), ...c.env },
+      cwd: c.cwd,
+      spawn: this.deps.spawn,
+      onStderr: (line) => this.deps.emit({ type: "log", server: this.id, level: "stderr", data: line }),
+      onGarbage: (line) => this.deps.emit({ type: "garbage", server: this.id, line }),
+    });
+  }
+
+  private async doConnect(): Promise<void> {
+    if (this.everConnected || this.failures > 0) this.restarts++;
+    const generation = ++this.generation;
+    this.setState("connecting");
+    const transport = this.makeTransport();
+    const client = new Client(
+      { name: "pda", version: "0.1.0" },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      this.deps.emit({
+        type: "log",
+        server: this.id,
+        level: n.params.level,
+        logger: n.params.logger,
+        data: n.params.data,
+      });
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (generation === this.generation) void this.refreshTools(client).catch(() => {});
+    });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const { reason, ...result } = await this.deps.elicit()(this.id, request.params);
+      this.deps.emit({
+        type: "elicitation",
+        server: this.id,
+        message: request.params.message,
+        action: result.action,
+        ...(reason && { reason }),
+      });
+      return reason ? { ...result, _meta: { ...result._meta, "pda/reason": reason } } : result;
+    });
+    client.onclose = () => {
+      if (generation !== this.generation || this.closing) return;
+      this.onLost(transport);
+    };
+
+    const timeoutMs = this.config.connect_timeout_ms;
+    try {
+      await client.connect(transport, { timeout: timeoutMs });
+      await this.refreshTools(client, timeoutMs);
+    } catch (e) {
+      const why = this.describeFailure(transport, e);
+      this.generation++; // the dying transport's onclose must not report a second failure
+      await closeQuietly(client, transport);
+      this.failures++;
+      this.retryAt = this.deps.clock.now() + restartDelayMs(this.failures + 1);
+      this.setState(this.closing ? "closed" : "failed", `could not start: ${why}`);
+      throw new ToolError("SERVER_UNAVAILABLE", this.id, `server "${this.id}" is unavailable: ${why}`, {
+        cause: e,
+      });
+    }
+    if (this.closing) {
+      await closeQuietly(client, transport);
+      throw new ToolError("SERVER_UNAVAILABLE", this.id, `server "${this.id}" is closed`);
+    }
+    this.client = client;
+    this.transport = transport;
+    this.everConnected = true;
+    this.setState("ready");
+  }
+
+  private describeFailure(transport: Transport, e: unknown): string {
+    const exit = transport instanceof ChildStdioTransport ? transport.describeExit() : undefined;
+    const msg = errorMessage(e);
+    if (/spawn .* ENOENT/.test(msg)) return `command not found: ${this.config.command}`;
+    if (exit && !/closed its stdio/.test(exit) && /Connection closed/i.test(msg))
+      return `the process ${exit}`;
+    return exit && /closed its stdio/.test(exit) === false ? `${msg} (the process ${exit})` : msg;
+  }
+
+  private onLost(transport: Transport): void {
+    const why =
+      transport instanceof ChildStdioTransport
+        ? `the process ${transport.describeExit()}`
+        : "the connection closed";
+    this.client = undefined;
+    this.transport = undefined;
+    // this.tools stays: the last known tools keep names resolving to this server while it is down
+    this.failures++;
+    this.retryAt = this.deps.clock.now() + restartDelayMs(this.failures);
+    this.setState("crashed", why);
+  }
+
+  private async refreshTools(client: Client, timeoutMs = this.config.connect_timeout_ms): Promise<void> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    const allow = this.config.allow ? new Set(this.config.allow) : undefined;
+    const deny = new Set(this.config.deny);
+    this.tools = tools.filter((t) => (!allow || allow.has(t.name)) && !deny.has(t.name));
+    this.deps.emit({ type: "tools_changed", server: this.id, count: this.tools.length });
+    this.deps.onTools();
+  }
+
+  /** The live client, restarting the server first when it crashed and its backoff has passed. */
+  async ready(tool: string): Promise<Client> {
+    if (this.client && this.state === "ready") return this.client;
+    if (this.state === "disabled") {
+      throw new ToolError("SERVER_UNAVAILABLE", tool, `server "${this.id}" is disabled in the config`);
+    }
+    if (this.closing || this.state === "closed") {
+      throw new ToolError("SERVER_UNAVAILABLE", tool, `server "${this.id}" is closed`);
+    }
+    if (!this.connecting) {
+      const wait = this.retryAt - this.deps.clock.now();
+      if (wait > 0) {
+        throw new ToolError(
+          "SERVER_UNAVAILABLE",
+          tool,
+          `server "${this.id}" is down (${this.lastError ?? "unknown error"}); next restart allowed in ${Math.ceil(wait)} ms`,
+        );
+      }
+    }
+    try {
+      await this.connect();
+    } catch (e) {
+      if (e instanceof ToolError) throw new ToolError(e.code, tool, e.message, { cause: e.cause });
+      throw e;
+    }
+    return this.client!;
+  }
+
+  /** One tools/call. Never retried here: a call in flight when the server died fails with SERVER_CRASHED. */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number; qualified: string },
+  ): Promise<CallToolResult> {
+    const client = await this.ready(options.qualified);
+    const transport = this.transport;
+    try {
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        onprogress: (p) =>
+          this.deps.emit({
+            type: "progress",
+            server: this.id,
+            tool,
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+          }),
+      })) as CallToolResult;
+      this.failures = 0;
+      return result;
+    } catch (e) {
+      const error = mapCallError(e, options.qualified, this.id, options.timeoutMs, options.signal, () =>
+        transport instanceof ChildStdioTransport ? transport.describeExit() : undefined,
+      );
+      if (error.code === "TOOL_TIMEOUT" || error.code === "TOOL_CANCELLED")
+        void this.probe(client, transport);
+      if (error.code === "SERVER_CRASHED" && this.state === "ready" && this.transport === transport) {
+        // The SDK saw the close before our transport reported the exit; report it now.
+        this.generation++;
+        this.onLost(transport!);
+        void closeQuietly(client, transport);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * After a timeout, check the server still answers. One that does not (a busy loop, a deadlock) is killed
+   * so the next call restarts it instead of timing out again.
+   */
+  private async probe(client: Client, transport: Transport | undefined): Promise<void> {
+    try {
+      await client.ping({ timeout: PROBE_MS });
+    } catch {
+      if (this.client !== client || this.closing) return;
+      this.generation++;
+      this.client = undefined;
+      this.transport = undefined;
+      this.failures++;
+      this.retryAt = this.deps.clock.now() + restartDelayMs(this.failures);
+      this.setState("crashed", `did not answer a ping within ${PROBE_MS} ms after a timeout; killed`);
+      if (transport instanceof ChildStdioTransport) await transport.kill();
+      await closeQuietly(client, transport);
+    }
+  }
+
+  /** A request other than tools/call (resources), on the live client. */
+  async request<T>(what: string, fn: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.ready(`${this.id}.${what}`);
+    return fn(client);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.generation++;
+    await this.connecting?.catch(() => {});
+    const { client, transport } = this;
+    this.client = undefined;
+    this.transport = undefined;
+    if (this.state !== "disabled") this.setState("closed");
+    await closeQuietly(client, transport);
+  }
+}
+
+async function closeQuietly(client?: Client, transport?: Transport): Promise<void> {
+  try {
+    await client?.close();
+  } catch {
+    // closing a broken session may fail; the transport close below still runs
+  }
+  try {
+    await transport?.close();
+  } catch {
+    // already closed
+  }
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}

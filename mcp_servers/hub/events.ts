@@ -1,0 +1,35 @@
+/** What the hub tells its listeners besides finished calls (those go to onCall as ToolCallRecord). */
+export type ServerState = "disabled" | "connecting" | "ready" | "crashed" | "failed" | "closed";
+
+export type HubEvent =
+  | { type: "server_state"; server: string; state: ServerState; error?: string; pid?: number }
+  /** A server's `notifications/progress` for a call in flight. */
+  | { type: "progress"; server: string; tool: string; progress: number; total?: number; message?: string }
+  /** A server's `notifications/message` (MCP logging), or a stderr line (level "stderr"). */
+  | { type: "log"; server: string; level: string; logger?: string; data: unknown }
+  /** A stdout line that was not JSON-RPC (a banner or a broken server). */
+  | { type: "garbage"; server: string; line: string }
+  | { type: "tools_changed"; server: string; count: number }
+  | {
+      type: "elicitation";
+      server: string;
+      message: string;
+      action: "accept" | "decline" | "cancel";
+      reason?: string;
+    };
+
+export type HubEventListener = (event: HubEvent) => void;
+
+/** Per-server status for `pda servers` and the loop. */
+export interface ServerStatus {
+  id: string;
+  description: string;
+  transport: "stdio" | "http";
+  state: ServerState;
+  tools: number;
+  lastError?: string;
+  pid?: number;
+  restarts: number;
+  /** When the server may next be restarted (ms since epoch), while crashed or failed. */
+  retryAt?: number;
+}

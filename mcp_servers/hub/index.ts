@@ -1,0 +1,5 @@
+export { MultiMCP, type MultiMCPOptions, type ElicitationHandler } from "./multi.js";
+export { loadHubConfig, parseHubConfig, hubConfigFromObject, HubConfigSchema } from "./config.js";
+export type { HubConfig, HubConfigInput, ServerConfig } from "./config.js";
+export type { HubEvent, HubEventListener, ServerState, ServerStatus } from "./events.js";
+export type { SpawnFn } from "./stdio.js";

@@ -1,0 +1,304 @@
+/**
+ * MultiMCP: the client hub. Connects every enabled server in parallel (one failing does not stop the
+ * others), keeps the sessions open, routes calls by `server.tool` or a unique plain name, validates
+ * arguments first, records every call, and closes everything on close().
+ */
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { ElicitRequest, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
+import { closest } from "fastest-levenshtein";
+import {
+  ToolError,
+  systemClock,
+  type CallOptions,
+  type Clock,
+  type ToolCallRecord,
+  type ToolHost,
+  type ToolInfo,
+} from "../../core/index.js";
+import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput } from "./config.js";
+import { ServerConnection, type ElicitationHandler } from "./connection.js";
+import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
+import { errorText, resultValue } from "./result.js";
+import type { SpawnFn } from "./stdio.js";
+import { validateArgs } from "./validate.js";
+
+export interface MultiMCPOptions {
+  clock?: Clock;
+  /** Spawn function for stdio servers (tests and benches count or wrap spawns). */
+  spawn?: SpawnFn;
+  /** Only these server ids are started (others are reported as disabled). */
+  only?: string[];
+  /** Environment stdio servers inherit before their own `env` (default: the MCP SDK's safe subset). */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** Listeners attached before the first connect, so start-up events are not missed. */
+  onEvent?: HubEventListener;
+  onCall?: (record: ToolCallRecord) => void;
+}
+
+/** Default elicitation answer until a human channel is attached. */
+const declineElicitation: ElicitationHandler = async () => ({
+  action: "decline",
+  reason: "no human channel is attached to this hub, so the request was declined",
+});
+
+export class MultiMCP implements ToolHost {
+  private readonly servers = new Map<string, ServerConnection>();
+  private readonly callListeners = new Set<(record: ToolCallRecord) => void>();
+  private readonly eventListeners = new Set<HubEventListener>();
+  private elicitationHandler: ElicitationHandler = declineElicitation;
+  private toolList: ToolInfo[] = [];
+  private byName = new Map<string, { conn: ServerConnection; info: ToolInfo }>();
+  private readonly clock: Clock;
+  private closed = false;
+
+  private constructor(config: HubConfig, options: MultiMCPOptions) {
+    this.clock = options.clock ?? systemClock;
+    if (options.onEvent) this.eventListeners.add(options.onEvent);
+    if (options.onCall) this.callListeners.add(options.onCall);
+    const baseEnv = options.baseEnv ?? getDefaultEnvironment();
+    for (const server of config.servers) {
+      const enabled = server.enabled && (!options.only || options.only.includes(server.id));
+      const conn = new ServerConnection(
+        { ...server, enabled },
+        {
+          clock: this.clock,
+          emit: (e) => this.emit(e),
+          spawn: options.spawn,
+          elicit: () => this.elicitationHandler,
+          onTools: () => this.rebuildTools(),
+          baseEnv,
+        },
+      );
+      this.servers.set(server.id, conn);
+    }
+  }
+
+  /**
+   * Load the config (a file path, or an object in our or the desktop shape), connect every enabled server
+   * in parallel and resolve once each has connected or failed. Failures are in status(), not thrown.
+   */
+  static async start(
+    config: string | HubConfig | HubConfigInput,
+    options: MultiMCPOptions = {},
+  ): Promise<MultiMCP> {
+    const parsed = typeof config === "string" ? loadHubConfig(config) : hubConfigFromObject(config);
+    const hub = new MultiMCP(parsed, options);
+    await Promise.allSettled(
+      [...hub.servers.values()].filter((s) => s.state !== "disabled").map((s) => s.connect()),
+    );
+    return hub;
+  }
+
+  tools(): ToolInfo[] {
+    return this.toolList;
+  }
+
+  status(): ServerStatus[] {
+    return [...this.servers.values()].map((s) => s.status());
+  }
+
+  onCall(listener: (record: ToolCallRecord) => void): () => void {
+    this.callListeners.add(listener);
+    return () => this.callListeners.delete(listener);
+  }
+
+  onEvent(listener: HubEventListener): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  /** Who answers servers' `elicitation/create` requests (the human channel). Default: decline, with a reason. */
+  setElicitationHandler(handler: ElicitationHandler | undefined): void {
+    this.elicitationHandler = handler ?? declineElicitation;
+  }
+
+  private emit(event: HubEvent): void {
+    for (const listener of this.eventListeners) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's bug must not break the hub
+      }
+    }
+  }
+
+  private rebuildTools(): void {
+    const count = new Map<string, number>();
+    for (const conn of this.servers.values())
+      for (const t of conn.tools) count.set(t.name, (count.get(t.name) ?? 0) + 1);
+    const list: ToolInfo[] = [];
+    const byName = new Map<string, { conn: ServerConnection; info: ToolInfo }>();
+    const approval = (conn: ServerConnection, name: string) => conn.config.needs_approval.includes(name);
+    for (const conn of this.servers.values()) {
+      for (const t of conn.tools) {
+        const info: ToolInfo = {
+          server: conn.id,
+          name: t.name,
+          qualified: `${conn.id}.${t.name}`,
+          unique: count.get(t.name) === 1,
+          description: t.description ?? "",
+          inputSchema: t.inputSchema as Record<string, unknown>,
+          ...(t.outputSchema && { outputSchema: t.outputSchema as Record<string, unknown> }),
+          ...(approval(conn, t.name) && { needsApproval: true }),
+        };
+        list.push(info);
+        byName.set(info.qualified, { conn, info });
+      }
+    }
+    for (const entry of byName.values()) if (entry.info.unique) byName.set(entry.info.name, entry);
+    this.toolList = list;
+    this.byName = byName;
+  }
+
+  private resolve(name: string): { conn: ServerConnection; info?: ToolInfo; tool: string } {
+    const hit = this.byName.get(name);
+    if (hit) return { conn: hit.conn, info: hit.info, tool: hit.info.name };
+    // A server that is down (or never came up) has no tools listed; still route its qualified names to it
+    // so the caller learns the server is unavailable rather than that the tool does not exist.
+    const dot = name.indexOf(".");
+    const conn = dot > 0 ? this.servers.get(name.slice(0, dot)) : undefined;
+    if (conn && conn.state !== "ready") return { conn, tool: name.slice(dot + 1) };
+    const plain = this.toolList.filter((t) => t.name === name);
+    if (plain.length > 1) {
+      const options = plain.map((t) => t.qualified).join(", ");
+      throw new ToolError("TOOL_NOT_FOUND", name, `tool name "${name}" is ambiguous; use one of: ${options}`);
+    }
+    const known = this.toolList.map((t) => t.qualified);
+    const hint = known.length
+      ? ` (closest: ${closest(name, [...known, ...this.toolList.map((t) => t.name)])})`
+      : "";
+    throw new ToolError("TOOL_NOT_FOUND", name, `no tool named "${name}"${hint}`);
+  }
+
+  async call(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<unknown> {
+    const started = this.clock.now();
+    const startedAt = new Date(started).toISOString();
+    let server = name.includes(".") ? name.slice(0, name.indexOf(".")) : "";
+    let tool = name;
+    let bytes = 0;
+    try {
+      if (this.closed) throw new ToolError("SERVER_UNAVAILABLE", name, "the hub is closed");
+      const target = this.resolve(name);
+      server = target.conn.id;
+      tool = target.tool;
+      const qualified = `${server}.${tool}`;
+      if (args === null || typeof args !== "object" || Array.isArray(args)) {
+        throw new ToolError(
+          "TOOL_INVALID_ARGS",
+          qualified,
+          `${qualified}: arguments must be an object of named values`,
+        );
+      }
+      if (target.info) validateArgs(qualified, target.info.inputSchema, args);
+      const timeoutMs = Math.min(options.timeoutMs ?? Infinity, target.conn.config.timeout_ms);
+      const result = await target.conn.call(tool, args, { signal: options.signal, timeoutMs, qualified });
+      bytes = byteSize(result);
+      if (result.isError) throw new ToolError("TOOL_ERROR", qualified, `${qualified}: ${errorText(result)}`);
+      const value = resultValue(result);
+      this.record({
+        server,
+        tool,
+        ok: true,
+        latency_ms: this.clock.now() - started,
+        bytes,
+        started_at: startedAt,
+      });
+      return value;
+    } catch (e) {
+      const error =
+        e instanceof ToolError
+          ? e
+          : new ToolError("TOOL_ERROR", name, `${name}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+      this.record({
+        server,
+        tool,
+        ok: false,
+        error_kind: error.code,
+        error_message: error.message,
+        latency_ms: this.clock.now() - started,
+        bytes,
+        started_at: startedAt,
+      });
+      throw error;
+    }
+  }
+
+  private record(record: ToolCallRecord): void {
+    for (const listener of this.callListeners) {
+      try {
+        listener(record);
+      } catch {
+        // a listener's bug must not fail the call
+      }
+    }
+  }
+
+  /** Resources of every ready server (servers without the capability are skipped). */
+  async listResources(server?: string): Promise<(Resource & { server: string })[]> {
+    const conns = server
+      ? [this.connection(server)]
+      : [...this.servers.values()].filter((c) => c.state === "ready");
+    const lists = await Promise.all(
+      conns.map(async (conn) => {
+        const out: (Resource & { server: string })[] = [];
+        await conn.request("resources/list", async (client) => {
+          if (!client.getServerCapabilities()?.resources) return;
+          let cursor: string | undefined;
+          do {
+            const page = await client.listResources(cursor ? { cursor } : undefined, {
+              timeout: conn.config.timeout_ms,
+            });
+            out.push(...page.resources.map((r) => ({ ...r, server: conn.id })));
+            cursor = page.nextCursor;
+          } while (cursor);
+        });
+        return out;
+      }),
+    );
+    return lists.flat();
+  }
+
+  async readResource(server: string, uri: string): Promise<ReadResourceResult> {
+    const conn = this.connection(server);
+    try {
+      return await conn.request("resources/read", (client) =>
+        client.readResource({ uri }, { timeout: conn.config.timeout_ms }),
+      );
+    } catch (e) {
+      if (e instanceof ToolError) throw e;
+      throw new ToolError(
+        "TOOL_ERROR",
+        `${server}.resources/read`,
+        `reading ${uri} from ${server}: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  }
+
+  private connection(server: string): ServerConnection {
+    const conn = this.servers.get(server);
+    if (!conn) {
+      const known = [...this.servers.keys()].join(", ");
+      throw new ToolError(
+        "SERVER_UNAVAILABLE",
+        server,
+        `no server named "${server}" (known: ${known || "none"})`,
+      );
+    }
+    return conn;
+  }
+
+  /** Close every session and end every process this hub started. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.servers.values()].map((s) => s.close()));
+  }
+}
+
+function byteSize(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+}
+
+export type { ElicitationHandler, ElicitRequest };

@@ -1,0 +1,91 @@
+/** Turning MCP results and SDK errors into the hub's contract: a plain value, or a ToolError with a code. */
+import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ToolError, errorMessage } from "../../core/index.js";
+
+/** structuredContent when present, else JSON parsed from the text, else the text; other content as is. */
+export function resultValue(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const content = result.content ?? [];
+  if (content.length > 0 && content.every((c) => c.type === "text")) {
+    const text = content.map((c) => (c as { text: string }).text).join("\n");
+    return parseJsonish(text);
+  }
+  return content;
+}
+
+function parseJsonish(text: string): unknown {
+  const t = text.trim();
+  // Only try JSON where it can be JSON: avoids exceptions for plain prose on the hot path.
+  if (t && (/^[[{"\-0-9]/.test(t) || t === "true" || t === "false" || t === "null")) {
+    try {
+      return JSON.parse(t);
+    } catch {
+      // prose that happens to start like JSON
+    }
+  }
+  return text;
+}
+
+/** The text of an isError result, for the ToolError message. */
+export function errorText(result: CallToolResult): string {
+  const texts = (result.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text);
+  return texts.join("\n").trim() || "the tool reported an error without a message";
+}
+
+/** An SDK/transport failure of a tools/call as a typed ToolError. */
+export function mapCallError(
+  e: unknown,
+  tool: string,
+  server: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  exitInfo: () => string | undefined,
+): ToolError {
+  if (e instanceof ToolError) return e;
+  if (signal?.aborted) {
+    const reason =
+      signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted");
+    return new ToolError("TOOL_CANCELLED", tool, `call to ${tool} was cancelled: ${reason}`, { cause: e });
+  }
+  if (e instanceof McpError) {
+    switch (e.code) {
+      case ErrorCode.RequestTimeout:
+        return new ToolError(
+          "TOOL_TIMEOUT",
+          tool,
+          `${tool} did not answer within ${timeoutMs} ms (cancelled)`,
+          { cause: e },
+        );
+      case ErrorCode.ConnectionClosed: {
+        const how = exitInfo();
+        return new ToolError(
+          "SERVER_CRASHED",
+          tool,
+          `server "${server}" went away during the call to ${tool}${how ? `: the process ${how}` : ""}; the call was not retried`,
+          { cause: e },
+        );
+      }
+      case ErrorCode.InvalidParams:
+        return new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${stripMcpPrefix(e.message)}`, {
+          cause: e,
+        });
+      case ErrorCode.MethodNotFound:
+        return new ToolError("TOOL_NOT_FOUND", tool, `${tool}: ${stripMcpPrefix(e.message)}`, { cause: e });
+      default:
+        return new ToolError("TOOL_ERROR", tool, `${tool}: ${stripMcpPrefix(e.message)}`, { cause: e });
+    }
+  }
+  const msg = errorMessage(e);
+  if (/not connected|EPIPE|ECONNRESET|ECONNREFUSED|fetch failed/i.test(msg)) {
+    return new ToolError("SERVER_UNAVAILABLE", tool, `server "${server}" is unreachable: ${msg}`, {
+      cause: e,
+    });
+  }
+  return new ToolError("TOOL_ERROR", tool, `${tool}: ${msg}`, { cause: e });
+}
+
+function stripMcpPrefix(message: string): string {
+  return message.replace(/^MCP error -?\d+: /, "");
+}

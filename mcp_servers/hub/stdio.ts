@@ -1,0 +1,218 @@
+/**
+ * A stdio client transport that owns its child process: the pid, the exit code, the tail of stderr, and
+ * a shutdown that ends stdin, then SIGTERMs, then SIGKILLs the whole process group (so wrappers such as
+ * `sh -c` or `npx` leave nothing behind). Non-JSON lines on stdout are reported, not fatal: many servers
+ * print a banner there. Spawning is injected so tests and benches can count or fake it.
+ */
+import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+export type SpawnFn = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
+
+export interface StdioParams {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  spawn?: SpawnFn;
+  /** Each line the server writes to stderr. */
+  onStderr?: (line: string) => void;
+  /** Each stdout line that is not a JSON-RPC message. */
+  onGarbage?: (line: string) => void;
+}
+
+const STDERR_TAIL_LINES = 20;
+/** A single stdout line longer than this means the stream cannot be trusted (the SDK uses the same). */
+const MAX_LINE_BYTES = 10 * 1024 * 1024;
+const KILL_WAIT_MS = 1500;
+
+/** Every child a transport started and has not seen exit, so a dying host can still kill them. */
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const child of live) killGroup(child, "SIGKILL");
+  });
+}
+
+export class ChildStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child?: ChildProcess;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private readonly stderrTail: string[] = [];
+  private exited?: Promise<void>;
+  private exitInfo?: { code: number | null; signal: NodeJS.Signals | null };
+  private closing = false;
+
+  constructor(private readonly params: StdioParams) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** How the process ended ("exit code 1", "signal SIGKILL") and its last stderr lines, for error messages. */
+  describeExit(): string {
+    const how = !this.exitInfo
+      ? "closed its stdio"
+      : this.exitInfo.signal
+        ? `was killed by ${this.exitInfo.signal}`
+        : `exited with code ${this.exitInfo.code}`;
+    const tail = this.stderrTail.slice(-3).join(" | ");
+    return tail ? `${how}; stderr: ${tail}` : how;
+  }
+
+  async start(): Promise<void> {
+    if (this.child) throw new Error("ChildStdioTransport already started");
+    installExitHook();
+    const spawn = this.params.spawn ?? nodeSpawn;
+    const child = spawn(this.params.command, this.params.args, {
+      env: this.params.env,
+      cwd: this.params.cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      // Own process group, so close() can signal grandchildren too.
+      detached: process.platform !== "win32",
+      windowsHide: true,
+    });
+    this.child = child;
+    live.add(child);
+    this.exited = new Promise((resolve) => {
+      child.once("exit", (code, signal) => {
+        this.exitInfo = { code, signal };
+        live.delete(child);
+        // Let the last stdout bytes arrive ('close'), but do not wait on a grandchild holding the pipe.
+        const done = () => {
+          clearTimeout(timer);
+          resolve();
+          this.onclose?.();
+        };
+        const timer = setTimeout(done, 100);
+        child.once("close", done);
+      });
+    });
+    child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk));
+    child.stdout!.on("error", (e) => this.onerror?.(e));
+    child.stdin!.on("error", (e) => this.onerror?.(e));
+    let partial = "";
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (text: string) => {
+      const lines = (partial + text).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) this.noteStderr(line);
+    });
+    child.stderr!.on("end", () => partial && this.noteStderr(partial));
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", (e) => {
+        live.delete(child);
+        reject(e);
+      });
+    });
+    child.on("error", (e) => this.onerror?.(e));
+  }
+
+  private noteStderr(line: string): void {
+    const trimmed = line.trimEnd();
+    if (!trimmed) return;
+    this.stderrTail.push(trimmed);
+    if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+    this.params.onStderr?.(trimmed);
+  }
+
+  private onData(chunk: Buffer): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      this.pending.push(chunk.subarray(start, nl));
+      const line = Buffer.concat(this.pending).toString("utf8").replace(/\r$/, "");
+      this.pending = [];
+      this.pendingBytes = 0;
+      start = nl + 1;
+      this.onLine(line);
+    }
+    if (start < chunk.length) {
+      this.pending.push(chunk.subarray(start));
+      this.pendingBytes += chunk.length - start;
+      if (this.pendingBytes > MAX_LINE_BYTES) {
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.onerror?.(new Error(`a stdout line exceeded ${MAX_LINE_BYTES} bytes; closing the server`));
+        void this.kill();
+      }
+    }
+  }
+
+  private onLine(line: string): void {
+    if (!line.trim()) return;
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+    } catch {
+      this.params.onGarbage?.(line.length > 200 ? `${line.slice(0, 200)}…` : line);
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || !stdin.writable) throw new Error("not connected: the server process has exited");
+    if (!stdin.write(serializeMessage(message))) {
+      await new Promise<void>((resolve) => stdin.once("drain", resolve));
+    }
+  }
+
+  /** End stdin, then SIGTERM, then SIGKILL the process group, waiting between each. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.closing) return this.exited;
+    this.closing = true;
+    const gone = () => this.exitInfo !== undefined;
+    const wait = (ms: number) =>
+      Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, ms).unref())]);
+    try {
+      child.stdin?.end();
+    } catch {
+      // ignore: the pipe may already be broken
+    }
+    await wait(KILL_WAIT_MS);
+    if (!gone()) {
+      killGroup(child, "SIGTERM");
+      await wait(KILL_WAIT_MS);
+    }
+    if (!gone()) {
+      killGroup(child, "SIGKILL");
+      await wait(KILL_WAIT_MS);
+    }
+    // The leader may be gone while a grandchild in its group still runs.
+    killGroup(child, "SIGKILL");
+    this.pending = [];
+  }
+
+  /** Kill at once (a wedged server): no polite stdin end. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.closing = true;
+    killGroup(child, "SIGKILL");
+    await Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, KILL_WAIT_MS).unref())]);
+  }
+}

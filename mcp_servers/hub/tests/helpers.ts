@@ -1,0 +1,38 @@
+/** Shared bits of the hub tests: paths of compiled servers and a check that processes are gone. */
+import { join } from "node:path";
+import { createRequire } from "node:module";
+import { PACKAGE_ROOT } from "../../../core/index.js";
+
+export const MATH_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js");
+export const FAULT_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/fault_server.js");
+export const DOCUMENTS_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/documents/server.js");
+export const WEB_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/web/server.js");
+
+/** A reference server's bin script, resolved from node_modules (never npx, never the network). */
+export function referenceServerBin(pkg: string): string {
+  const require = createRequire(join(PACKAGE_ROOT, "package.json"));
+  const manifest = require(`${pkg}/package.json`) as { bin: string | Record<string, string> };
+  const bin = typeof manifest.bin === "string" ? manifest.bin : Object.values(manifest.bin)[0]!;
+  return join(PACKAGE_ROOT, "node_modules", pkg, bin);
+}
+
+export function alive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (bounded) until none of the pids runs; returns those still alive. */
+export async function gone(pids: (number | undefined)[], withinMs = 5000): Promise<number[]> {
+  const deadline = Date.now() + withinMs;
+  let left = pids.filter(alive) as number[];
+  while (left.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = left.filter(alive);
+  }
+  return left;
+}

@@ -1,0 +1,54 @@
+/**
+ * Checks tool arguments against the tool's JSON Schema before anything is sent, with messages that name
+ * the field. Ajv is the validator the MCP SDK itself depends on; compiled validators are cached per schema.
+ * Defaults in the schema are filled in (`useDefaults`), as DESIGN.md's calling convention promises.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { ToolError } from "../../core/index.js";
+
+const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateSchema: false });
+const cache = new WeakMap<object, ValidateFunction | null>();
+
+function compiled(schema: Record<string, unknown>): ValidateFunction | null {
+  let fn = cache.get(schema);
+  if (fn === undefined) {
+    try {
+      fn = ajv.compile(schema);
+    } catch {
+      // A schema ajv cannot compile (unknown draft, bad $ref): let the server be the judge.
+      fn = null;
+    }
+    cache.set(schema, fn);
+  }
+  return fn;
+}
+
+function describe(e: ErrorObject): string {
+  const path = e.instancePath
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
+  if (e.keyword === "required") {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    return `missing required argument "${path ? `${path}.` : ""}${missing}"`;
+  }
+  if (e.keyword === "additionalProperties") {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    return `unknown argument "${path ? `${path}.` : ""}${extra}"`;
+  }
+  return `argument "${path || "(arguments)"}" ${e.message ?? "is invalid"}`;
+}
+
+/** Throws TOOL_INVALID_ARGS naming every bad field; fills schema defaults into `args` in place. */
+export function validateArgs(
+  tool: string,
+  schema: Record<string, unknown>,
+  args: Record<string, unknown>,
+): void {
+  const fn = compiled(schema);
+  if (!fn || fn(args)) return;
+  const errors = (fn.errors ?? []).map(describe);
+  const unique = [...new Set(errors)];
+  throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${unique.join("; ")}`);
+}
