@@ -1,0 +1,272 @@
+/**
+ * `terminal`: asks the person at the keyboard with @inquirer/prompts. A question may time out into a policy
+ * answer; Ctrl-C (or the caller's AbortSignal) throws HumanCancelled so the caller can pause the session.
+ */
+import { checkbox, confirm, editor, input, number, select } from "@inquirer/prompts";
+import chalk from "chalk";
+import { systemClock, type Clock } from "../core/index.js";
+import type { AskOptions, HumanChannel } from "./channel.js";
+import {
+  elicitationContentSchema,
+  elicitationFields,
+  fieldError,
+  fieldHint,
+  type ElicitField,
+} from "./elicitation.js";
+import { HumanCancelled } from "./errors.js";
+import { policyAnswer, type PolicyName } from "./policy.js";
+import {
+  answerText,
+  checkAnswer,
+  parseGivenValue,
+  type AnswerOf,
+  type ElicitValue,
+  type ElicitationQuestion,
+  type Question,
+  type QuestionKind,
+  type ToolFailureQuestion,
+} from "./questions.js";
+import { renderQuestion } from "./render.js";
+
+type PerKind<T> = T | Partial<Record<QuestionKind, T>>;
+
+export interface TerminalOptions {
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  /** How long a question waits for the person (ms) — one value or per kind. None: wait for ever. */
+  timeoutMs?: PerKind<number>;
+  /** The policy that answers when the time is up — one name or per kind. Default `defer` (pause, lose nothing). */
+  onTimeout?: PerKind<PolicyName>;
+  clock?: Clock;
+}
+
+/** The prompt context inquirer takes: streams and the signal that cancels the prompt. */
+interface Ctx {
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  signal: AbortSignal;
+  clearPromptOnDone?: boolean;
+}
+
+function perKind<T>(v: PerKind<T> | undefined, kind: QuestionKind): T | undefined {
+  if (v === undefined || typeof v !== "object" || v === null) return v as T | undefined;
+  return (v as Partial<Record<QuestionKind, T>>)[kind];
+}
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))}s`;
+
+/** Inquirer's errors are matched by name: @inquirer/core is not a direct dependency. */
+const errorName = (e: unknown) => (e instanceof Error ? e.name : "");
+
+export class TerminalChannel implements HumanChannel {
+  readonly name = "terminal";
+  private readonly clock: Clock;
+
+  constructor(private readonly opts: TerminalOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
+  }
+
+  async ask<Q extends Question>(q: Q, askOpts?: AskOptions): Promise<AnswerOf<Q["kind"]>> {
+    if (askOpts?.signal?.aborted) throw new HumanCancelled("aborted", q);
+    const out = this.opts.output ?? process.stdout;
+    const width = (out as { columns?: number }).columns ?? 80;
+    const ms = perKind(this.opts.timeoutMs, q.kind);
+    const policy = perKind(this.opts.onTimeout, q.kind) ?? "defer";
+
+    out.write("\n" + renderQuestion(q, { width }));
+    const timer = new AbortController();
+    let handle: NodeJS.Timeout | undefined;
+    if (ms !== undefined && ms > 0) {
+      const then = answerText(policyAnswer(policy, q, { at: "" }));
+      out.write(chalk.dim(`(no answer in ${seconds(ms)} → policy:${policy}: ${then})`) + "\n");
+      handle = setTimeout(() => timer.abort(), ms);
+    }
+    const signals = [timer.signal, ...(askOpts?.signal ? [askOpts.signal] : [])];
+    const ctx: Ctx = { input: this.opts.input, output: this.opts.output, signal: AbortSignal.any(signals) };
+    try {
+      const raw = await this.prompt(q, ctx);
+      return checkAnswer(q, { ...raw, answered_by: "terminal", at: this.clock.iso() });
+    } catch (e) {
+      if (timer.signal.aborted && !askOpts?.signal?.aborted) {
+        const note = `no answer at the terminal within ${seconds(ms!)}`;
+        out.write(chalk.yellow(`\n${note}: policy:${policy} answers\n`));
+        return policyAnswer(policy, q, { at: this.clock.iso(), note });
+      }
+      if (errorName(e) === "ExitPromptError") throw new HumanCancelled("interrupt", q, { cause: e });
+      if (errorName(e) === "AbortPromptError") throw new HumanCancelled("aborted", q, { cause: e });
+      throw e;
+    } finally {
+      clearTimeout(handle);
+    }
+  }
+
+  /** The answer's own fields (kind, choice, ...) from the prompts; who/when are added by ask(). */
+  private async prompt(q: Question, ctx: Ctx): Promise<Record<string, unknown>> {
+    switch (q.kind) {
+      case "tool_failure":
+        return this.toolFailure(q, ctx);
+      case "clarification": {
+        const text = (await input({ message: "Your answer (empty: no answer):" }, ctx)).trim();
+        return text
+          ? { kind: "clarification", choice: "answer", text }
+          : { kind: "clarification", choice: "no_answer" };
+      }
+      case "approval": {
+        const choice = await select(
+          {
+            message: "Allow this call?",
+            default: "deny",
+            choices: [
+              { value: "allow_once", name: "Allow once" },
+              { value: "allow_always", name: `Allow ${q.tool} for the rest of this session` },
+              { value: "deny", name: "Deny" },
+            ],
+          },
+          ctx,
+        );
+        return { kind: "approval", choice };
+      }
+      case "elicitation":
+        return this.elicitation(q, ctx);
+    }
+  }
+
+  private async toolFailure(q: ToolFailureQuestion, ctx: Ctx): Promise<Record<string, unknown>> {
+    const choice = await select(
+      {
+        message: "What should the agent do?",
+        choices: [
+          { value: "retry", name: "Retry the step", description: "Run the same code again" },
+          { value: "edit_code", name: "Edit the code", description: "Open the code in $EDITOR, then run it" },
+          {
+            value: "give_result",
+            name: "Give the result yourself",
+            description: "Type the value this step should have returned (JSON or text)",
+          },
+          { value: "skip", name: "Skip this step", description: "Mark it skipped and let the agent replan" },
+          { value: "abort", name: "Abort the session" },
+        ],
+      },
+      ctx,
+    );
+    switch (choice) {
+      case "edit_code": {
+        const code = await editor(
+          {
+            message: "Edit the code (save and close the editor to run it)",
+            default: q.code,
+            postfix: ".js",
+            waitForUserInput: false,
+            validate: (v) => (v.trim() ? true : "the code is empty"),
+          },
+          ctx,
+        );
+        return { kind: "tool_failure", choice, code };
+      }
+      case "give_result": {
+        const text = await input({ message: "The step's result (JSON or text):", required: true }, ctx);
+        return { kind: "tool_failure", choice, value: parseGivenValue(text) };
+      }
+      case "abort":
+        return {
+          kind: "stop",
+          question_kind: "tool_failure",
+          outcome: "abort",
+          reason: "aborted at the terminal",
+        };
+      default:
+        return { kind: "tool_failure", choice };
+    }
+  }
+
+  private async elicitation(q: ElicitationQuestion, ctx: Ctx): Promise<Record<string, unknown>> {
+    const action = await select(
+      {
+        message: "Answer the form?",
+        choices: [
+          { value: "accept", name: "Fill it in and send" },
+          { value: "decline", name: "Decline", description: "Tell the server you will not answer" },
+          { value: "cancel", name: "Cancel", description: "Dismiss without a choice" },
+        ],
+      },
+      ctx,
+    );
+    if (action !== "accept") return { kind: "elicitation", action };
+    const content: Record<string, ElicitValue> = {};
+    for (const f of elicitationFields(q.requestedSchema)) {
+      const v = await askField(f, ctx);
+      if (v !== undefined) content[f.name] = v;
+    }
+    // Each field was checked as it was typed; this catches what no single field sees (e.g. unknown fields).
+    return {
+      kind: "elicitation",
+      action,
+      content: elicitationContentSchema(q.requestedSchema).parse(content),
+    };
+  }
+}
+
+const EMPTY = "\u0000empty";
+
+/** One prompt for one form field, by its type; undefined for an optional field left empty. */
+async function askField(f: ElicitField, ctx: Ctx): Promise<ElicitValue | undefined> {
+  const message = `${f.label} ${chalk.dim(`(${fieldHint(f)}${f.required ? "" : ", optional"})`)}`;
+  const check = (v: unknown) => fieldError(f, v) ?? true;
+  switch (f.type) {
+    case "string": {
+      const v = await input(
+        {
+          message,
+          default: f.default,
+          required: f.required,
+          validate: (s) => (s === "" && !f.required) || check(s),
+        },
+        ctx,
+      );
+      return v === "" ? undefined : v;
+    }
+    case "number":
+    case "integer": {
+      const v = await number(
+        {
+          message,
+          default: f.default,
+          required: f.required,
+          step: f.type === "integer" ? 1 : "any",
+          validate: (n) => (n === undefined ? !f.required || "required" : check(n)),
+        },
+        ctx,
+      );
+      return v;
+    }
+    case "boolean":
+      return confirm({ message, default: f.default ?? false }, ctx);
+    case "enum": {
+      const choices = f.options.map((o) => ({ value: o.value, name: o.title }));
+      const v = await select(
+        {
+          message,
+          default: f.default,
+          choices: f.required ? choices : [...choices, { value: EMPTY, name: "(none)" }],
+        },
+        ctx,
+      );
+      return v === EMPTY ? undefined : v;
+    }
+    case "multi_enum": {
+      const v = await checkbox(
+        {
+          message,
+          choices: f.options.map((o) => ({
+            value: o.value,
+            name: o.title,
+            checked: f.default?.includes(o.value),
+          })),
+          validate: (chosen) => check(chosen.map((c) => c.value)),
+        },
+        ctx,
+      );
+      return v.length === 0 && !f.required ? undefined : v;
+    }
+  }
+}
