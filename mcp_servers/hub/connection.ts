@@ -49,11 +49,15 @@ export class ServerConnection {
   private client?: Client;
   private transport?: Transport;
   private connecting?: Promise<void>;
+  /** A liveness check after a timeout; calls wait for it so they do not queue behind a wedged server. */
+  private probing?: Promise<void>;
   private failures = 0;
   private retryAt = 0;
   private closing = false;
   private generation = 0;
   private everConnected = false;
+  /** Shutdowns of dead or failed sessions still under way; close() waits for them. */
+  private readonly shutdowns = new Set<Promise<void>>();
 
   constructor(
     readonly config: ServerConfig,
@@ -151,7 +155,8 @@ export class ServerConnection {
       return reason ? { ...result, _meta: { ...result._meta, "pda/reason": reason } } : result;
     });
     client.onclose = () => {
-      if (generation !== this.generation || this.closing) return;
+      // Failures while connecting are handled by doConnect's catch, not here.
+      if (generation !== this.generation || this.closing || this.client !== client) return;
       this.onLost(transport);
     };
 
@@ -162,7 +167,8 @@ export class ServerConnection {
     } catch (e) {
       const why = this.describeFailure(transport, e);
       this.generation++; // the dying transport's onclose must not report a second failure
-      await closeQuietly(client, transport);
+      // Not awaited: a server that would not start should not delay the others; close() waits for it.
+      this.track(closeQuietly(client, transport));
       this.failures++;
       this.retryAt = this.deps.clock.now() + restartDelayMs(this.failures + 1);
       this.setState(this.closing ? "closed" : "failed", `could not start: ${why}`);
@@ -180,6 +186,11 @@ export class ServerConnection {
     this.setState("ready");
   }
 
+  private track(shutdown: Promise<void>): void {
+    this.shutdowns.add(shutdown);
+    void shutdown.finally(() => this.shutdowns.delete(shutdown));
+  }
+
   private describeFailure(transport: Transport, e: unknown): string {
     const exit = transport instanceof ChildStdioTransport ? transport.describeExit() : undefined;
     const msg = errorMessage(e);
@@ -194,6 +205,8 @@ export class ServerConnection {
       transport instanceof ChildStdioTransport
         ? `the process ${transport.describeExit()}`
         : "the connection closed";
+    // Reap the rest of the process group (grandchildren) of the dead session.
+    this.track(closeQuietly(this.client, transport));
     this.client = undefined;
     this.transport = undefined;
     // this.tools stays: the last known tools keep names resolving to this server while it is down
@@ -219,6 +232,7 @@ export class ServerConnection {
 
   /** The live client, restarting the server first when it crashed and its backoff has passed. */
   async ready(tool: string): Promise<Client> {
+    if (this.probing) await this.probing;
     if (this.client && this.state === "ready") return this.client;
     if (this.state === "disabled") {
       throw new ToolError("SERVER_UNAVAILABLE", tool, `server "${this.id}" is disabled in the config`);
@@ -273,13 +287,13 @@ export class ServerConnection {
       const error = mapCallError(e, options.qualified, this.id, options.timeoutMs, options.signal, () =>
         transport instanceof ChildStdioTransport ? transport.describeExit() : undefined,
       );
-      if (error.code === "TOOL_TIMEOUT" || error.code === "TOOL_CANCELLED")
-        void this.probe(client, transport);
+      if ((error.code === "TOOL_TIMEOUT" || error.code === "TOOL_CANCELLED") && !this.probing) {
+        this.probing = this.probe(client, transport).finally(() => (this.probing = undefined));
+      }
       if (error.code === "SERVER_CRASHED" && this.state === "ready" && this.transport === transport) {
         // The SDK saw the close before our transport reported the exit; report it now.
         this.generation++;
         this.onLost(transport!);
-        void closeQuietly(client, transport);
       }
       throw error;
     }
@@ -319,7 +333,7 @@ export class ServerConnection {
     this.client = undefined;
     this.transport = undefined;
     if (this.state !== "disabled") this.setState("closed");
-    await closeQuietly(client, transport);
+    await Promise.all([closeQuietly(client, transport), ...this.shutdowns]);
   }
 }
 
