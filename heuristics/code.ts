@@ -1,0 +1,465 @@
+/**
+ * Code guards: static checks of the model's JavaScript before it reaches the sandbox, so code that can never
+ * run costs no sandbox run and no tool call. Scope analysis is deliberately flat (a name declared anywhere
+ * counts as declared everywhere): a guard that misses a mistake costs one sandbox run, a guard that cries wolf
+ * costs an attempt, so every doubt is resolved in favour of the code.
+ */
+import { parse, type Node, type AnyNode, type CallExpression, type Expression, type Program } from "acorn";
+import { ancestor } from "acorn-walk";
+import { distance } from "fastest-levenshtein";
+import type { ToolInfo } from "../core/index.js";
+import type { Finding } from "./finding.js";
+import { FORBIDDEN_GLOBALS, JS_BUILTINS, SANDBOX_HELPERS } from "./js-names.js";
+
+export interface CodeGuardOptions {
+  /** Names the sandbox provides beside the tools; default SANDBOX_HELPERS (parallel, console, memory, ...). */
+  helpers?: readonly string[];
+  /** More names to accept as defined (e.g. variables the loop injects). */
+  extraGlobals?: readonly string[];
+  /** Forbidden names the sandbox does provide after all (e.g. "setTimeout" if it gets a timer). */
+  allow?: readonly string[];
+  /** Nearest names offered for an unknown one (default 3). */
+  maxSuggestions?: number;
+}
+
+export interface CodeGuardResult {
+  /** False when a finding has severity block: do not run the code, send the findings back to the decision. */
+  ok: boolean;
+  findings: Finding[];
+}
+
+const PARSE_OPTIONS = {
+  ecmaVersion: "latest",
+  sourceType: "script",
+  allowAwaitOutsideFunction: true,
+  allowReturnOutsideFunction: true,
+  locations: true,
+} as const;
+
+/** Where the tools are: what a name in the code can resolve to. */
+interface ToolIndex {
+  plain: Map<string, ToolInfo[]>;
+  servers: Map<string, ToolInfo[]>;
+  callable: string[];
+}
+
+function indexTools(tools: readonly ToolInfo[]): ToolIndex {
+  const plain = new Map<string, ToolInfo[]>();
+  const servers = new Map<string, ToolInfo[]>();
+  for (const t of tools) {
+    plain.set(t.name, [...(plain.get(t.name) ?? []), t]);
+    servers.set(t.server, [...(servers.get(t.server) ?? []), t]);
+  }
+  const callable = [...tools.filter((t) => t.unique).map((t) => t.name), ...tools.map((t) => t.qualified)];
+  return { plain, servers, callable };
+}
+
+interface Analysis {
+  declared: Set<string>;
+  /** Identifiers read as values (not declarations, property keys or labels), in source order. */
+  refs: { node: AnyNode & { name: string }; parent: AnyNode | undefined }[];
+  calls: CallExpression[];
+  imports: AnyNode[];
+  constructorCalls: AnyNode[];
+  topLevelReturn: boolean;
+}
+
+function analyse(program: Program): Analysis {
+  const a: Analysis = {
+    declared: new Set(),
+    refs: [],
+    calls: [],
+    imports: [],
+    constructorCalls: [],
+    topLevelReturn: false,
+  };
+  const isFunction = (n: AnyNode) =>
+    n.type === "FunctionDeclaration" ||
+    n.type === "FunctionExpression" ||
+    n.type === "ArrowFunctionExpression";
+  // acorn-walk calls "VariablePattern" for every identifier that is bound (declarations, parameters, catch
+  // clauses, assignment targets) and "Identifier" only for identifiers read as values.
+  const visitors = {
+    VariablePattern(node: AnyNode) {
+      if (node.type === "Identifier") a.declared.add(node.name);
+    },
+    Identifier(node: AnyNode, _state: unknown, ancestors: AnyNode[]) {
+      if (node.type === "Identifier") a.refs.push({ node, parent: ancestors[ancestors.length - 2] });
+    },
+    CallExpression(node: AnyNode) {
+      if (node.type !== "CallExpression") return;
+      a.calls.push(node);
+      if (isConstructorAccess(node.callee)) a.constructorCalls.push(node);
+    },
+    NewExpression(node: AnyNode) {
+      if (node.type === "NewExpression" && isConstructorAccess(node.callee)) a.constructorCalls.push(node);
+    },
+    ImportExpression(node: AnyNode) {
+      a.imports.push(node);
+    },
+    ReturnStatement(_node: AnyNode, _state: unknown, ancestors: AnyNode[]) {
+      if (!ancestors.some(isFunction)) a.topLevelReturn = true;
+    },
+  };
+  ancestor(program, visitors as Parameters<typeof ancestor>[1]);
+  return a;
+}
+
+/** `x.constructor` or `x["constructor"]`: the classic way to reach Function without naming it. */
+function isConstructorAccess(callee: Expression | AnyNode): boolean {
+  if (callee.type !== "MemberExpression") return false;
+  const p = callee.property;
+  return (
+    (!callee.computed && p.type === "Identifier" && p.name === "constructor") ||
+    (p.type === "Literal" && p.value === "constructor")
+  );
+}
+
+/** The property name of `a.b` or `a["b"]`, when it is static. */
+function staticProperty(callee: AnyNode): string | undefined {
+  if (callee.type !== "MemberExpression") return undefined;
+  const p = callee.property;
+  if (!callee.computed && p.type === "Identifier") return p.name;
+  if (p.type === "Literal" && typeof p.value === "string") return p.value;
+  return undefined;
+}
+
+function parseProgram(code: string): { program: Program } | { finding: Finding } {
+  if (/^\s*```/.test(code)) {
+    return {
+      finding: {
+        rule: "code.parse_error",
+        severity: "block",
+        message: "The code is wrapped in a Markdown fence (```); send only the JavaScript.",
+        line: 1,
+        column: 1,
+      },
+    };
+  }
+  try {
+    return { program: parse(code, PARSE_OPTIONS) };
+  } catch (e) {
+    const err = e as SyntaxError & { loc?: { line: number; column: number }; pos?: number };
+    const line = err.loc?.line ?? 1;
+    const column = (err.loc?.column ?? 0) + 1;
+    let reason = err.message.replace(/\s*\(\d+:\d+\)$/, "");
+    if (/'import' and 'export' may appear only/.test(reason)) {
+      reason = "import/export statements are not available: every tool is already a global async function";
+    }
+    const source = code.split(/\r\n|\r|\n/)[line - 1] ?? "";
+    const frame = `\n  ${line} | ${source}\n  ${" ".repeat(String(line).length)} | ${" ".repeat(column - 1)}^`;
+    const finding: Finding = {
+      rule: "code.parse_error",
+      severity: "block",
+      message: `Syntax error at line ${line}, column ${column}: ${reason}.${frame}`,
+      line,
+      column,
+    };
+    if (err.pos !== undefined) finding.span = { start: err.pos, end: Math.min(code.length, err.pos + 1) };
+    return { finding };
+  }
+}
+
+/** The candidates nearest to `name` by edit distance (or containing it), best first. */
+function nearest(name: string, candidates: readonly string[], max: number): string[] {
+  const lower = name.toLowerCase();
+  return [...new Set(candidates)]
+    .map((c) => {
+      const tail = c.includes(".") ? c.slice(c.indexOf(".") + 1) : c;
+      const d = Math.min(distance(lower, c.toLowerCase()), distance(lower, tail.toLowerCase()));
+      const contains =
+        tail.length >= 3 && (lower.includes(tail.toLowerCase()) || tail.toLowerCase().includes(lower));
+      return { c, d: contains ? Math.min(d, 1.5) : d };
+    })
+    .filter((x) => x.d <= Math.max(2, Math.ceil(name.length * 0.4)))
+    .sort((x, y) => x.d - y.d || x.c.length - y.c.length)
+    .slice(0, max)
+    .map((x) => x.c);
+}
+
+function at(node: Node): Pick<Finding, "line" | "column" | "span"> {
+  return {
+    line: node.loc?.start.line ?? 1,
+    column: (node.loc?.start.column ?? 0) + 1,
+    span: { start: node.start, end: node.end },
+  };
+}
+
+function orList(names: readonly string[]): string {
+  if (names.length <= 1) return names.join("");
+  return `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`;
+}
+
+/**
+ * Checks generated code against the tools it may call. `tools` is the hub's list (core ToolInfo); a plain name
+ * is callable only when `unique`, `server.tool` always.
+ */
+export function guardCode(
+  code: string,
+  tools: readonly ToolInfo[],
+  options: CodeGuardOptions = {},
+): CodeGuardResult {
+  const parsed = parseProgram(code);
+  if ("finding" in parsed) return { ok: false, findings: [parsed.finding] };
+  const index = indexTools(tools);
+  const a = analyse(parsed.program);
+  const max = options.maxSuggestions ?? 3;
+  const allowed = new Set(options.allow ?? []);
+  const helpers = new Set(options.helpers ?? SANDBOX_HELPERS);
+  const known = new Set([...JS_BUILTINS, ...helpers, ...(options.extraGlobals ?? [])]);
+  const findings: Finding[] = [];
+  const reported = new Set<string>();
+
+  const suggestTools = (name: string) => nearest(name, index.callable, max);
+  const toolList = () => {
+    const names = tools.map((t) => (t.unique ? t.name : t.qualified));
+    return names.length <= 12
+      ? names.join(", ")
+      : `${names.slice(0, 12).join(", ")}, … (${names.length} in all)`;
+  };
+
+  // Free names: forbidden globals, unknown tools, undefined variables, ambiguous plain names.
+  for (const { node, parent } of a.refs) {
+    const name = node.name;
+    if (a.declared.has(name) || reported.has(name)) continue;
+    const isCallee = parent?.type === "CallExpression" && parent.callee === node;
+    const forbidden = FORBIDDEN_GLOBALS[name];
+    if (forbidden && !allowed.has(name)) {
+      reported.add(name);
+      const suggestions = name === "fetch" || name === "XMLHttpRequest" ? fetchLikeTools(tools) : [];
+      findings.push({
+        rule: "code.forbidden",
+        severity: "block",
+        message: `\`${name}\` is not available: ${forbidden}${suggestions.length ? ` Tools that fetch: ${suggestions.join(", ")}.` : ""}`,
+        ...at(node),
+        ...(suggestions.length ? { suggestions } : {}),
+      });
+      continue;
+    }
+    const sameName = index.plain.get(name);
+    if (known.has(name) || index.servers.has(name) || sameName?.some((t) => t.unique)) continue;
+    if (parent?.type === "UnaryExpression" && parent.operator === "typeof") continue;
+    reported.add(name);
+    if (sameName) {
+      const options = sameName.map((t) => t.qualified);
+      findings.push({
+        rule: "code.ambiguous_tool",
+        severity: "block",
+        message: `\`${name}\` is a tool on several servers; call it as ${orList(options)}.`,
+        ...at(node),
+        suggestions: options,
+      });
+      continue;
+    }
+    const suggestions = isCallee
+      ? suggestTools(name)
+      : nearest(name, [...a.declared, ...index.callable], max);
+    const hint = suggestions.length
+      ? ` Did you mean ${orList(suggestions)}?`
+      : isCallee
+        ? ` Available tools: ${toolList()}.`
+        : "";
+    findings.push({
+      rule: isCallee ? "code.unknown_tool" : "code.undefined_name",
+      severity: "block",
+      message: isCallee
+        ? `\`${name}()\` is not a tool or function available here.${hint}`
+        : `\`${name}\` is not defined.${hint}`,
+      ...at(node),
+      ...(suggestions.length ? { suggestions } : {}),
+    });
+  }
+
+  for (const node of a.imports) {
+    findings.push({
+      rule: "code.forbidden",
+      severity: "block",
+      message: "import() is not available: every tool is already a global async function.",
+      ...at(node),
+    });
+  }
+  for (const node of a.constructorCalls) {
+    findings.push({
+      rule: "code.forbidden",
+      severity: "block",
+      message:
+        "Calling `.constructor` reaches the Function constructor, which is not allowed; write the code directly.",
+      ...at(node),
+    });
+  }
+
+  // Tool calls: `server.tool(...)` must name a tool of that server; arguments must fit the input schema.
+  for (const call of a.calls) {
+    const callee = call.callee;
+    let tool: ToolInfo | undefined;
+    if (callee.type === "Identifier" && !a.declared.has(callee.name)) {
+      tool = index.plain.get(callee.name)?.find((t) => t.unique);
+    } else if (callee.type === "MemberExpression" && callee.object.type === "Identifier") {
+      const server = callee.object.name;
+      const prop = staticProperty(callee);
+      const serverTools = index.servers.get(server);
+      if (!serverTools || a.declared.has(server) || prop === undefined) continue;
+      tool = serverTools.find((t) => t.name === prop);
+      if (!tool && !helpers.has(server)) {
+        const suggestions = nearest(
+          prop,
+          serverTools.map((t) => t.qualified),
+          max,
+        );
+        findings.push({
+          rule: "code.unknown_tool",
+          severity: "block",
+          message:
+            `\`${server}.${prop}()\` is not a tool: server "${server}" has ` +
+            (suggestions.length
+              ? `no tool "${prop}". Did you mean ${orList(suggestions)}?`
+              : `only ${serverTools.map((t) => t.name).join(", ")}.`),
+          ...at(callee),
+          ...(suggestions.length ? { suggestions } : {}),
+        });
+        continue;
+      }
+    }
+    if (tool) findings.push(...checkArguments(tool, call, max));
+  }
+
+  if (!a.topLevelReturn) {
+    findings.push({
+      rule: "code.no_return",
+      severity: "warn",
+      message: "The code never returns a value at top level; the step's result is what you `return`.",
+    });
+  }
+  findings.sort((x, y) => (x.span?.start ?? Infinity) - (y.span?.start ?? Infinity));
+  return { ok: !findings.some((f) => f.severity === "block"), findings };
+}
+
+function fetchLikeTools(tools: readonly ToolInfo[]): string[] {
+  return tools
+    .filter((t) => /fetch|url|http|web|download|browse/i.test(t.name))
+    .map((t) => (t.unique ? t.name : t.qualified))
+    .slice(0, 3);
+}
+
+interface ParamSpec {
+  names: string[];
+  required: string[];
+  closed: boolean;
+  types: Map<string, unknown>;
+}
+
+function paramsOf(tool: ToolInfo): ParamSpec | undefined {
+  const schema = tool.inputSchema;
+  const props = schema.properties;
+  if (typeof props !== "object" || props === null) return undefined;
+  const entries = Object.entries(props as Record<string, unknown>);
+  const required = Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === "string") : [];
+  const types = new Map(entries.map(([k, v]) => [k, (v as { type?: unknown } | null)?.type]));
+  return { names: entries.map(([k]) => k), required, closed: schema.additionalProperties === false, types };
+}
+
+/** Named form `t({a: 1})` or positional `t(1, 2)` (DESIGN.md), checked against the tool's input schema. */
+function checkArguments(tool: ToolInfo, call: CallExpression, max: number): Finding[] {
+  const spec = paramsOf(tool);
+  if (!spec) return [];
+  const label = tool.unique ? tool.name : tool.qualified;
+  const signature = `${label}(${spec.names.map((n) => (spec.required.includes(n) ? n : `${n}?`)).join(", ")})`;
+  const args = call.arguments;
+  if (args.some((x) => x.type === "SpreadElement")) return [];
+  const first = args[0];
+  const findings: Finding[] = [];
+  const onlyParam = spec.names.length === 1 ? spec.names[0] : undefined;
+  const onlyIsObject =
+    onlyParam !== undefined && [undefined, "object"].includes(spec.types.get(onlyParam) as string);
+  const named =
+    args.length === 1 &&
+    first?.type === "ObjectExpression" &&
+    // A tool whose one parameter is itself an object may be called positionally with that object.
+    !(onlyIsObject && !first.properties.some((p) => p.type === "Property" && keyName(p) === onlyParam));
+
+  if (named && first?.type === "ObjectExpression") {
+    const keys: string[] = [];
+    let open = false; // a spread or computed key could supply anything
+    for (const p of first.properties) {
+      const k = p.type === "Property" ? keyName(p) : undefined;
+      if (k === undefined) open = true;
+      else keys.push(k);
+    }
+    for (const k of keys) {
+      if (spec.names.includes(k)) continue;
+      const suggestions = nearest(k, spec.names, max);
+      findings.push({
+        rule: "code.tool_args",
+        severity: spec.closed || !open ? "block" : "warn",
+        message:
+          `${label}() has no parameter "${k}"` +
+          (suggestions.length ? `; did you mean "${suggestions[0]}"?` : ".") +
+          ` Its parameters: ${signature}.`,
+        ...at(call),
+        ...(suggestions.length ? { suggestions } : {}),
+      });
+    }
+    const missing = open ? [] : spec.required.filter((r) => !keys.includes(r));
+    if (missing.length) {
+      findings.push({
+        rule: "code.tool_args",
+        severity: "block",
+        message: `${label}() is missing the required ${missing.length > 1 ? "parameters" : "parameter"} ${missing.map((m) => `"${m}"`).join(", ")}. Call it as ${signature}.`,
+        ...at(call),
+      });
+    }
+    return findings;
+  }
+
+  if (args.length > spec.names.length) {
+    findings.push({
+      rule: "code.tool_args",
+      severity: "block",
+      message: `${label}() takes ${spec.names.length === 0 ? "no arguments" : `at most ${spec.names.length} argument${spec.names.length > 1 ? "s" : ""}`} but is given ${args.length}. Call it as ${signature}, or with one object of named arguments.`,
+      ...at(call),
+    });
+  }
+  const missing = spec.required.filter((r) => spec.names.indexOf(r) >= args.length);
+  if (missing.length) {
+    findings.push({
+      rule: "code.tool_args",
+      severity: "block",
+      message: `${label}() is missing the required ${missing.length > 1 ? "arguments" : "argument"} ${missing.map((m) => `"${m}"`).join(", ")}. Call it as ${signature}.`,
+      ...at(call),
+    });
+  }
+  return findings;
+}
+
+function keyName(p: { key: AnyNode | Expression; computed: boolean }): string | undefined {
+  if (!p.computed && p.key.type === "Identifier") return p.key.name;
+  if (p.key.type === "Literal" && (typeof p.key.value === "string" || typeof p.key.value === "number")) {
+    return String(p.key.value);
+  }
+  return undefined;
+}
+
+/**
+ * The qualified names of the tools the code calls (plain unique names resolved), in first-call order; empty
+ * when the code does not parse. For "tools the plan already uses" in tool selection.
+ */
+export function findToolCalls(code: string, tools: readonly ToolInfo[]): string[] {
+  const parsed = parseProgram(code);
+  if ("finding" in parsed) return [];
+  const index = indexTools(tools);
+  const a = analyse(parsed.program);
+  const out: string[] = [];
+  for (const { callee } of a.calls) {
+    let tool: ToolInfo | undefined;
+    if (callee.type === "Identifier" && !a.declared.has(callee.name)) {
+      tool = index.plain.get(callee.name)?.find((t) => t.unique);
+    } else if (callee.type === "MemberExpression" && callee.object.type === "Identifier") {
+      const prop = staticProperty(callee);
+      if (!a.declared.has(callee.object.name)) {
+        tool = index.servers.get(callee.object.name)?.find((t) => t.name === prop);
+      }
+    }
+    if (tool && !out.includes(tool.qualified)) out.push(tool.qualified);
+  }
+  return out;
+}
