@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `pda` command line: parses, wires the command groups in cli/, nothing else. */
 import { Command } from "commander";
+import { registerRun } from "./cli/run.js";
 
 const program = new Command()
   .name("pda")
@@ -15,5 +16,6 @@ const program = new Command()
   .showHelpAfterError();
 
 // Command groups register themselves here, one line each.
+registerRun(program);
 
 await program.parseAsync(process.argv);

@@ -106,7 +106,10 @@ export const HumanInput = z.object({
 export type HumanInput = z.infer<typeof HumanInput>;
 
 export const Step = z.object({
+  /** Position in AgentSession.steps (one entry per executed step, retries included). */
   index: z.number().int().min(0),
+  /** The step_index in the plan this step carries out (a retry has the same plan_step). */
+  plan_step: z.number().int().min(0).optional(),
   description: z.string(),
   type: StepType,
   code: z.string().optional(),

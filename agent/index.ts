@@ -1,0 +1,6 @@
+export * from "./loop.js";
+export * from "./events.js";
+export * from "./session.js";
+export * from "./budgets.js";
+export * from "./scoped-host.js";
+export * from "./recall.js";

@@ -1,0 +1,40 @@
+/**
+ * A per-session view of the shared tool host: calls made through it are measured and reported only to this
+ * session, so concurrent sessions over one hub (batch runs) never see each other's calls.
+ */
+import { ToolError, type CallOptions, type ToolCallRecord, type ToolHost } from "../core/index.js";
+
+export function scopedHost(host: ToolHost, now: () => number, iso: () => string): ToolHost {
+  const listeners = new Set<(r: ToolCallRecord) => void>();
+  return {
+    tools: () => host.tools(),
+    onCall(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async call(name: string, args: Record<string, unknown>, options?: CallOptions) {
+      const info = host.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
+      const started = now();
+      const startedAt = iso();
+      const emit = (r: Omit<ToolCallRecord, "server" | "tool" | "started_at" | "latency_ms">) => {
+        const record: ToolCallRecord = {
+          server: info?.server ?? name.split(".")[0] ?? "",
+          tool: info?.name ?? name,
+          started_at: startedAt,
+          latency_ms: now() - started,
+          ...r,
+        };
+        for (const l of listeners) l(record);
+      };
+      try {
+        const value = await host.call(name, args, options);
+        emit({ ok: true, bytes: Buffer.byteLength(JSON.stringify(value) ?? "") });
+        return value;
+      } catch (e) {
+        const code = e instanceof ToolError ? e.code : "TOOL_ERROR";
+        emit({ ok: false, bytes: 0, error_kind: code, error_message: (e as Error).message });
+        throw e;
+      }
+    },
+  };
+}

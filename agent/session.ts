@@ -1,0 +1,68 @@
+/** Creating, summarising and (de)serialising an AgentSession. */
+import {
+  AgentSession,
+  SESSION_SCHEMA_VERSION,
+  SessionSummary,
+  type PlanVersion,
+  type Step,
+} from "../core/index.js";
+
+export function newSession(
+  query: string,
+  id: string,
+  at: string,
+  extra?: Partial<AgentSession>,
+): AgentSession {
+  return {
+    $schemaVersion: SESSION_SCHEMA_VERSION,
+    session_id: id,
+    original_query: query,
+    created_at: at,
+    snapshots: [],
+    plan_versions: [],
+    steps: [],
+    state: {
+      original_goal_achieved: false,
+      final_answer: null,
+      confidence: 0,
+      solution_summary: "not ready yet",
+      human_inputs: [],
+    },
+    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0 },
+    status: "running",
+    ...extra,
+  };
+}
+
+export function currentPlan(session: AgentSession): PlanVersion | undefined {
+  return session.plan_versions.at(-1);
+}
+
+export function lastStep(session: AgentSession): Step | undefined {
+  return session.steps.at(-1);
+}
+
+export function summarize(session: AgentSession): SessionSummary {
+  return SessionSummary.parse({
+    session_id: session.session_id,
+    status: session.status,
+    final_answer: session.state.final_answer,
+    steps: session.steps.length,
+    plan_versions: session.plan_versions.length,
+    llm_calls: session.usage.llm_calls,
+    tool_calls: session.usage.tool_calls,
+    tokens: session.usage.tokens,
+    duration_ms: session.usage.ms,
+    status_reason: session.status_reason,
+    question: session.pending_question,
+  });
+}
+
+export function sessionToJson(session: AgentSession): string {
+  return JSON.stringify(session, null, 2);
+}
+
+/** Parse and validate a session JSON (throws a ZodError naming the bad field). */
+export function sessionFromJson(text: string): AgentSession {
+  return AgentSession.parse(JSON.parse(text));
+}

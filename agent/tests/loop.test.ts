@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { achieved, code, snap, startHarness, stepOk, type Harness } from "./harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => h.close());
+
+const PLAN = ["Step 0: compute with the math tools", "Step 1: answer"];
+
+describe("AgentLoop", () => {
+  it("perceives, plans, runs CODE against the math server and ends on perception's answer", async () => {
+    const { loop, transport } = h.loop({
+      perception: [snap(), achieved("31")],
+      decision: [
+        code(PLAN, 0, "const p = await multiply(3, 2);\nreturn await subtract(await add(32, 5), p);"),
+      ],
+    });
+    const s = await loop.run("What is 32 + 5 - 3 * 2");
+    expect(s.status).toBe("succeeded");
+    expect(s.state.final_answer).toBe("31");
+    expect(s.steps[0]!.execution_result).toMatchObject({ ok: true, value: 31 });
+    expect(s.usage.tool_calls).toBe(3);
+    expect(transport.unconsumed()).toEqual({});
+    // What the model was shown: the tools with signatures, then the step's code and result.
+    expect(transport.calls[1]!.system).toMatch(/multiply\(a: number, b: number\)/);
+    expect(transport.calls[2]!.prompt).toMatch(/ok: 31/);
+    expect(transport.calls[2]!.prompt).toMatch(/await multiply\(3, 2\)/);
+    // Written as it happened.
+    const stored = h.store.getSession(s.session_id);
+    expect(stored).toEqual(s);
+    expect(h.store.toolCalls({ session_id: s.session_id }).map((c) => c.tool)).toEqual([
+      "multiply",
+      "add",
+      "subtract",
+    ]);
+  });
+
+  it("exits early when perception finds the goal already achieved: no plan, no step", async () => {
+    const { loop, transport } = h.loop({ perception: [achieved("Hello! How can I help?")] });
+    const s = await loop.run("hello");
+    expect(s).toMatchObject({ status: "succeeded", steps: [], plan_versions: [] });
+    expect(s.state.final_answer).toBe("Hello! How can I help?");
+    expect(transport.calls).toHaveLength(1);
+  });
+
+  it("replans after a failed step: a new plan version with its reason, and the failure shown to the model", async () => {
+    const plan2 = ["Step 0: divide safely, checking the divisor first", "Step 1: answer"];
+    const { loop, transport } = h.loop({
+      perception: [snap(), snap({ local_reasoning: "the division failed" }), achieved("5")],
+      decision: [code(PLAN, 0, "return await divide(10, 0)"), code(plan2, 0, "return await divide(10, 2)")],
+    });
+    const s = await loop.run("What is 10 divided by 2?");
+    expect(s.status).toBe("succeeded");
+    expect(s.steps.map((st) => [st.status, st.attempts, st.error?.code])).toEqual([
+      ["failed", 1, "TOOL_ERROR"],
+      ["completed", 2, undefined],
+    ]);
+    expect(s.plan_versions.map((p) => [p.version, p.reason, p.triggered_by, p.steps])).toEqual([
+      [1, "initial", "snapshot:0", [0]],
+      [2, "replan_after_failure", "step:0", [1]],
+    ]);
+    expect(transport.calls[3]!.prompt).toMatch(/The last step failed \(TOOL_ERROR: .*zero/i);
+    expect(s.original_query).toBe("What is 10 divided by 2?");
+  });
+
+  it("moves to the next step of the same plan without a new plan version", async () => {
+    const { loop } = h.loop({
+      perception: [snap(), stepOk(), achieved("8")],
+      decision: [code(PLAN, 0, "return await add(3, 1)"), code(PLAN, 1, "return await multiply(4, 2)")],
+    });
+    const s = await loop.run("(3 + 1) * 2");
+    expect(s.status).toBe("succeeded");
+    expect(s.plan_versions).toHaveLength(1);
+    expect(s.plan_versions[0]!.steps).toEqual([0, 1]);
+    expect(s.steps.map((st) => st.plan_step)).toEqual([0, 1]);
+  });
+
+  it("CONCLUDE ends with the conclusion as the answer", async () => {
+    const { loop } = h.loop({
+      perception: [snap(), stepOk()],
+      decision: [
+        code(PLAN, 0, "return await power(2, 10)"),
+        { plan_text: PLAN, step_index: 1, description: "answer", type: "CONCLUDE", conclusion: "1024" },
+      ],
+    });
+    const s = await loop.run("2 to the 10th");
+    expect(s).toMatchObject({ status: "succeeded", state: { final_answer: "1024" } });
+    expect(s.steps.map((st) => st.type)).toEqual(["CODE", "CONCLUDE"]);
+  });
+
+  it("ends with budget_exhausted and a partial answer when the step budget runs out", async () => {
+    const { loop } = h.loop(
+      {
+        perception: [snap(), stepOk(), stepOk()],
+        decision: [
+          code(PLAN, 0, "return await add(1, 1)"),
+          code(PLAN, 1, "return await add(2, 2)"),
+          code(PLAN, 1, "return 0"),
+        ],
+      },
+      { budgets: { max_steps: 2 } as never },
+    );
+    const s = await loop.run("keep adding");
+    expect(s.status).toBe("budget_exhausted");
+    expect(s.status_reason).toMatch(/step budget \(2 steps\)/);
+    expect(s.state.final_answer).toBe("4");
+    expect(s.steps).toHaveLength(2);
+  });
+
+  it("ends with budget_exhausted when one step keeps failing past its attempts", async () => {
+    const { loop } = h.loop(
+      {
+        perception: [snap(), snap(), snap()],
+        decision: [code(PLAN, 0, "return await factorial(-1)"), code(PLAN, 0, "return await factorial(-2)")],
+      },
+      { budgets: { max_attempts_per_step: 2 } as never },
+    );
+    const s = await loop.run("factorial of minus one");
+    expect(s.status).toBe("budget_exhausted");
+    expect(s.status_reason).toMatch(/step 0 failed 2 times/);
+  });
+
+  it("stops on the model-call budget", async () => {
+    const { loop } = h.loop(
+      { perception: [snap(), stepOk()], decision: [code(PLAN, 0, "return 1")] },
+      { budgets: { max_llm_calls: 3 } as never },
+    );
+    const s = await loop.run("anything");
+    expect(s.status).toBe("budget_exhausted");
+    expect(s.status_reason).toMatch(/model-call budget/);
+    expect(s.usage.llm_calls).toBe(3);
+  });
+
+  it("repairs a schema-invalid decision once, showing the model its error", async () => {
+    const { loop, transport } = h.loop({
+      perception: [snap(), achieved("6")],
+      decision: [
+        { plan_text: PLAN, step_index: 0, description: "multiply", type: "CODE" }, // no code
+        code(PLAN, 0, "return await multiply(2, 3)"),
+      ],
+    });
+    const s = await loop.run("2 times 3");
+    expect(s.status).toBe("succeeded");
+    const decisions = transport.calls.filter((c) => c.role === "decision");
+    expect(decisions).toHaveLength(2);
+    expect(decisions[1]!.prompt).toMatch(/code/);
+    expect(s.usage.llm_calls).toBe(4);
+  });
+
+  it("a failing tool surfaces as ToolError in the sandbox, which the code can catch", async () => {
+    const source = [
+      "try { await divide({a: 1, b: 0}); return 'no error'; }",
+      "catch (e) { return { isToolError: e instanceof ToolError, tool: e.tool, code: e.code, message: e.message }; }",
+    ].join("\n");
+    const { loop } = h.loop({ perception: [snap(), achieved("caught")], decision: [code(PLAN, 0, source)] });
+    const s = await loop.run("divide one by zero and tell me what happens");
+    const value = s.steps[0]!.execution_result!.value as Record<string, unknown>;
+    expect(value).toMatchObject({ isToolError: true, tool: "math.divide", code: "TOOL_ERROR" });
+    expect(String(value.message)).toMatch(/zero/i);
+  });
+
+  it("a NOP ends the session awaiting a human, with the question", async () => {
+    const { loop } = h.loop({
+      perception: [snap()],
+      decision: [
+        {
+          plan_text: ["Step 0: ask which unit"],
+          step_index: 0,
+          description: "ask",
+          type: "NOP",
+          question: "Celsius or Fahrenheit?",
+        },
+      ],
+    });
+    const s = await loop.run("convert 30 degrees");
+    expect(s).toMatchObject({ status: "awaiting_human", pending_question: "Celsius or Fahrenheit?" });
+    expect(s.steps[0]!.status).toBe("clarification_needed");
+  });
+});

@@ -1,0 +1,149 @@
+/** `pda run "<query>"` and `pda chat`: one session, or one session per line typed. */
+import { createInterface } from "node:readline/promises";
+import chalk from "chalk";
+import type { Command } from "commander";
+import { summarize } from "../agent/index.js";
+import { ConfigError, type AgentSession } from "../core/index.js";
+import { runCommand } from "./context.js";
+import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
+import { traceLine } from "./trace.js";
+
+const MODEL_HELP =
+  "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
+  "llama:<file.gguf>, scripted:<file.yaml>";
+
+function withSessionOptions(cmd: Command): Command {
+  return cmd
+    .option("--model <spec>", MODEL_HELP)
+    .option("--profile <name>", "budgets and limits from config/profiles.yaml")
+    .option("--json", "print the session summary as JSON instead of the trace");
+}
+
+/** Run one query, printing the live trace (or nothing, with --json) and the answer; returns the exit code. */
+async function runOne(
+  rt: Runtime,
+  query: string,
+  json: boolean,
+  verbose: boolean,
+  signal?: AbortSignal,
+): Promise<AgentSession> {
+  const loop = rt.loop({
+    signal,
+    onEvent: json
+      ? undefined
+      : (e) => {
+          const line = traceLine(e, verbose);
+          if (line) process.stdout.write(`${line}\n`);
+        },
+  });
+  return loop.run(query);
+}
+
+function printOutcome(s: AgentSession, json: boolean) {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(summarize(s), null, 2)}\n`);
+    return;
+  }
+  const u = s.usage;
+  const figures = chalk.dim(
+    `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ${u.tool_calls} tool calls · ${u.tokens} tokens · ${(u.ms / 1000).toFixed(1)} s`,
+  );
+  if (s.status === "succeeded") {
+    process.stdout.write(`\n${chalk.green.bold("answer")} ${s.state.final_answer}\n${figures}\n`);
+  } else if (s.status === "awaiting_human") {
+    process.stdout.write(
+      `\n${chalk.yellow.bold("question")} ${s.pending_question}\n${chalk.dim(`session ${s.session_id} is waiting for an answer`)}\n${figures}\n`,
+    );
+  } else {
+    const partial = s.state.final_answer ? `\n${chalk.yellow("partial answer")} ${s.state.final_answer}` : "";
+    process.stdout.write(`\n${chalk.red.bold(s.status)} ${s.status_reason ?? ""}${partial}\n${figures}\n`);
+  }
+}
+
+/** Ctrl-C cancels the session in flight (it ends with a status and is logged); a second one exits. */
+function cancelOnSigint(): { signal: AbortSignal; dispose(): void } {
+  const ac = new AbortController();
+  const onSigint = () => {
+    if (ac.signal.aborted) process.exit(130);
+    process.stderr.write(chalk.yellow("\ncancelling… (Ctrl-C again to exit now)\n"));
+    ac.abort(new Error("cancelled by Ctrl-C"));
+  };
+  process.on("SIGINT", onSigint);
+  return { signal: ac.signal, dispose: () => process.off("SIGINT", onSigint) };
+}
+
+export function registerRun(program: Command) {
+  withSessionOptions(
+    program
+      .command("run")
+      .description("answer one query: perceive, plan, run tools, check, answer")
+      .argument("<query>", "the request, in plain language"),
+  ).action(async (query: string, _opts, cmd: Command) =>
+    runCommand(async () => {
+      const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
+      if (!query.trim()) throw new ConfigError("pda run: the query is empty");
+      const rt = await openRuntime(opts);
+      const sigint = cancelOnSigint();
+      try {
+        const s = await runOne(rt, query, !!opts.json, !!opts.verbose, sigint.signal);
+        printOutcome(s, !!opts.json);
+        return s.status === "succeeded" ? 0 : 1;
+      } finally {
+        sigint.dispose();
+        await rt.close();
+      }
+    }),
+  );
+
+  withSessionOptions(
+    program.command("chat").description("interactive: one session per line typed (/help for commands)"),
+  ).action(async (_opts, cmd: Command) =>
+    runCommand(async () => {
+      const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
+      const rt = await openRuntime(opts);
+      const rl = createInterface({
+        input: process.stdin,
+        output: process.stdout,
+        terminal: process.stdin.isTTY,
+        historySize: 200,
+      });
+      const help =
+        "type a request and press Enter; /help this text, /tools the tools, /exit (or Ctrl-D) to leave";
+      if (process.stdin.isTTY) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
+      let last = 0;
+      try {
+        for (;;) {
+          let line: string;
+          try {
+            line = (await rl.question(process.stdin.isTTY ? chalk.bold("› ") : "")).trim();
+          } catch {
+            break; // closed input (Ctrl-D, end of piped stdin)
+          }
+          if (!line) continue;
+          if (line === "/exit" || line === "/quit") break;
+          if (line === "/help") {
+            process.stdout.write(`${help}\n`);
+            continue;
+          }
+          if (line === "/tools") {
+            for (const t of rt.hub.tools())
+              process.stdout.write(`  ${t.qualified} ${chalk.dim(t.description.split("\n")[0] ?? "")}\n`);
+            continue;
+          }
+          const sigint = cancelOnSigint();
+          try {
+            const s = await runOne(rt, line, !!opts.json, !!opts.verbose, sigint.signal);
+            printOutcome(s, !!opts.json);
+            last = s.status === "succeeded" ? 0 : 1;
+          } finally {
+            sigint.dispose();
+          }
+        }
+      } finally {
+        rl.close();
+        await rt.close();
+      }
+      return last;
+    }),
+  );
+}

@@ -1,0 +1,51 @@
+/** The live trace of `pda run`: perception → plan vN → step → result, one readable line or block each. */
+import chalk from "chalk";
+import type { LoopEvent } from "../agent/index.js";
+
+const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
+const json = (v: unknown) => JSON.stringify(v) ?? "undefined";
+
+export function traceLine(e: LoopEvent, verbose = false): string | null {
+  switch (e.type) {
+    case "session_start":
+      return chalk.dim(`session ${e.session_id}`);
+    case "perception": {
+      const s = e.snapshot;
+      const flags = `goal ${s.original_goal_achieved ? chalk.green("✓") : chalk.yellow("…")} step ${s.local_goal_achieved ? chalk.green("✓") : chalk.yellow("…")}`;
+      return `${chalk.cyan("perception")} ${chalk.dim(`[${e.mode}]`)} ${flags} ${chalk.dim(clip(s.reasoning, verbose ? 400 : 100))}`;
+    }
+    case "plan": {
+      const lines = e.plan.plan_text.map((l) => `    ${l}`).join("\n");
+      return `${chalk.magenta(`plan v${e.plan.version}`)} ${chalk.dim(`(${e.plan.reason})`)}\n${lines}`;
+    }
+    case "step_start": {
+      const st = e.step;
+      const head = `${chalk.blue(`step ${st.plan_step ?? st.index}`)} ${chalk.dim(st.type)} ${st.description}${st.attempts > 1 ? chalk.yellow(` (attempt ${st.attempts})`) : ""}`;
+      if (st.type === "CODE" && st.code) {
+        const code = st.code
+          .split("\n")
+          .map((l) => chalk.gray(`    │ ${l}`))
+          .join("\n");
+        return `${head}\n${code}`;
+      }
+      return head;
+    }
+    case "tool_call": {
+      const r = e.record;
+      const status = r.ok ? chalk.green("ok") : chalk.red(r.error_kind ?? "failed");
+      return `    ${chalk.dim("→")} ${r.server}.${r.tool} ${status} ${chalk.dim(`${Math.round(r.latency_ms)} ms`)}${r.ok ? "" : chalk.red(` ${clip(r.error_message ?? "", 160)}`)}`;
+    }
+    case "log":
+      return chalk.gray(`    console: ${clip(e.line, 200)}`);
+    case "step_end": {
+      const st = e.step;
+      const r = st.execution_result;
+      if (st.type !== "CODE" || !r) return null;
+      return r.ok
+        ? `    ${chalk.green("result")} ${clip(json(r.value), verbose ? 2000 : 200)}`
+        : `    ${chalk.red(`error ${r.error?.code}`)} ${clip(r.error?.message ?? "", verbose ? 2000 : 300)}`;
+    }
+    case "session_end":
+      return null;
+  }
+}

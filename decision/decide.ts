@@ -1,0 +1,80 @@
+/** Turns a snapshot and the history into the plan and its next step, by asking the model. */
+import {
+  DecisionOutput,
+  type HumanInput,
+  type PerceptionSnapshot,
+  type PlanVersion,
+  type Step,
+  type ToolInfo,
+} from "../core/index.js";
+import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import { renderHistory, renderHumanInputs, renderPlan, renderPrompt } from "../prompts/index.js";
+import { renderTools } from "./tools.js";
+
+export interface DecisionInput {
+  mode: "initial" | "mid_session";
+  query: string;
+  snapshot: PerceptionSnapshot;
+  humanInputs: HumanInput[];
+  tools: ToolInfo[];
+  /** Most and least reliable tools, already rendered ("" when none). */
+  toolStats: string;
+  memory: string;
+  plan?: PlanVersion;
+  history?: Step[];
+  /** Feedback for this round, e.g. why the last step failed or what a code guard found. */
+  guidance?: string;
+  signal?: AbortSignal;
+}
+
+export interface DecisionResult {
+  decision: DecisionOutput;
+  result: GenerateResult<DecisionOutput>;
+  prompt: string;
+}
+
+function renderSnapshot(s: PerceptionSnapshot): string {
+  return [
+    `- entities: ${s.entities.join(", ") || "(none)"}`,
+    `- result requirement: ${s.result_requirement}`,
+    `- original goal achieved: ${s.original_goal_achieved} (${s.reasoning})`,
+    `- last step achieved its goal: ${s.local_goal_achieved} (${s.local_reasoning})`,
+    `- last tool use: ${s.last_tooluse_summary}`,
+    `- solution so far: ${s.solution_summary}`,
+  ].join("\n");
+}
+
+export function decisionPrompt(input: DecisionInput): { system: string; prompt: string } {
+  const system = renderPrompt("decision/system", {
+    tools: renderTools(input.tools),
+    tool_stats: input.toolStats,
+  });
+  const common = {
+    query: input.query,
+    human_inputs: renderHumanInputs(input.humanInputs),
+    perception: renderSnapshot(input.snapshot),
+    memory: input.memory,
+  };
+  if (input.mode === "initial") return { system, prompt: renderPrompt("decision/initial", common) };
+  const prompt = renderPrompt("decision/mid_session", {
+    ...common,
+    plan_version: String(input.plan?.version ?? 0),
+    plan: renderPlan(input.plan),
+    history: renderHistory(input.history ?? []),
+    guidance: input.guidance ?? "Give the next step: keep the plan if it still holds, or revise it.",
+  });
+  return { system, prompt };
+}
+
+export async function decide(model: ModelProvider, input: DecisionInput): Promise<DecisionResult> {
+  const { system, prompt } = decisionPrompt(input);
+  const result = await model.generate({
+    role: "decision",
+    system,
+    prompt,
+    schema: DecisionOutput,
+    schemaName: "DecisionOutput",
+    signal: input.signal,
+  });
+  return { decision: result.value, result, prompt: `${system}\n${prompt}` };
+}

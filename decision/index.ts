@@ -1,0 +1,2 @@
+export * from "./decide.js";
+export * from "./tools.js";
