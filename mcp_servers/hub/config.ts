@@ -28,8 +28,9 @@ function expanded(env: NodeJS.ProcessEnv) {
   );
 }
 
-function schemas(env: NodeJS.ProcessEnv) {
-  const str = expanded(env);
+/** `expand: false` for values that were expanded already (desktop entries converted to our shape). */
+function schemas(env: NodeJS.ProcessEnv, expand = true) {
+  const str = expand ? expanded(env) : z.string();
   const names = z.array(z.string().min(1)).default([]);
   const Server = z
     .object({
@@ -77,18 +78,32 @@ function schemas(env: NodeJS.ProcessEnv) {
     .strict();
 
   /** Desktop clients' shape: unknown keys (autoApprove, alwaysAllow, ...) are tolerated, as they are there. */
-  const DesktopServer = z.looseObject({
-    type: z.enum(["stdio", "http", "streamable-http", "streamableHttp", "sse"]).optional(),
-    command: str.optional(),
-    args: z.array(str).optional(),
-    env: z.record(z.string(), str).optional(),
-    cwd: str.optional(),
-    url: str.pipe(z.url()).optional(),
-    headers: z.record(z.string(), str).optional(),
-    disabled: z.boolean().optional(),
-    timeout: z.number().int().min(1).optional(),
-    description: z.string().optional(),
-  });
+  const DesktopServer = z
+    .looseObject({
+      type: z.enum(["stdio", "http", "streamable-http", "streamableHttp", "sse"]).optional(),
+      command: str.optional(),
+      args: z.array(str).optional(),
+      env: z.record(z.string(), str).optional(),
+      cwd: str.optional(),
+      url: str.pipe(z.url()).optional(),
+      headers: z.record(z.string(), str).optional(),
+      disabled: z.boolean().optional(),
+      timeout: z.number().int().min(1).optional(),
+      description: z.string().optional(),
+    })
+    .superRefine((s, ctx) => {
+      if (s.type === "sse")
+        ctx.addIssue({
+          code: "custom",
+          path: ["type"],
+          message: "the legacy SSE transport is not supported; use Streamable HTTP",
+        });
+      if (!s.command === !s.url)
+        ctx.addIssue({
+          code: "custom",
+          message: "give either command (stdio) or url (Streamable HTTP), not both or neither",
+        });
+    });
   const DesktopConfig = z.looseObject({
     mcpServers: z.record(z.string().regex(ID, "a server name is letters, digits, _ or -"), DesktopServer),
   });
@@ -107,10 +122,6 @@ export const HubConfigSchema = schemas(process.env).HubConfig;
 function fromDesktop(d: z.infer<S["DesktopConfig"]>): z.input<S["HubConfig"]> {
   return {
     servers: Object.entries(d.mcpServers).map(([id, s]) => {
-      if (s.type === "sse")
-        throw new ConfigError(
-          `mcpServers.${id}: the legacy SSE transport is not supported; use Streamable HTTP`,
-        );
       return {
         id,
         description: s.description ?? "",
@@ -153,10 +164,19 @@ export function parseHubConfig(file: string, text: string, options: LoadOptions 
   const s = schemas(env);
   const Either = z.union([s.DesktopConfig, z.looseObject({})]);
   const probe = parseConfigText(file, text, Either) as Record<string, unknown>;
-  const parsed =
-    "mcpServers" in probe
-      ? s.HubConfig.parse(fromDesktop(parseConfigText(file, text, s.DesktopConfig)))
-      : parseConfigText(file, text, s.HubConfig);
+  let parsed: HubConfig;
+  if ("mcpServers" in probe) {
+    // Validated (and expanded) in the desktop shape, so errors point at its lines; then only defaults apply.
+    const desktop = fromDesktop(parseConfigText(file, text, s.DesktopConfig));
+    const result = schemas(env, false).HubConfig.safeParse(desktop);
+    if (!result.success) {
+      const issue = result.error.issues[0]!;
+      throw new ConfigError(`${file}: ${issue.path.join(".")}: ${issue.message}`);
+    }
+    parsed = result.data;
+  } else {
+    parsed = parseConfigText(file, text, s.HubConfig);
+  }
   return resolvePaths(parsed, options.baseDir ?? dirname(resolve(file)));
 }
 

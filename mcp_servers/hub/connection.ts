@@ -200,11 +200,11 @@ export class ServerConnection {
     return exit && /closed its stdio/.test(exit) === false ? `${msg} (the process ${exit})` : msg;
   }
 
-  private onLost(transport: Transport): void {
+  private onLost(transport: Transport, reason?: string): void {
     const why =
       transport instanceof ChildStdioTransport
         ? `the process ${transport.describeExit()}`
-        : "the connection closed";
+        : (reason ?? "the connection closed");
     // Reap the rest of the process group (grandchildren) of the dead session.
     this.track(closeQuietly(this.client, transport));
     this.client = undefined;
@@ -290,10 +290,12 @@ export class ServerConnection {
       if ((error.code === "TOOL_TIMEOUT" || error.code === "TOOL_CANCELLED") && !this.probing) {
         this.probing = this.probe(client, transport).finally(() => (this.probing = undefined));
       }
-      if (error.code === "SERVER_CRASHED" && this.state === "ready" && this.transport === transport) {
-        // The SDK saw the close before our transport reported the exit; report it now.
+      const lost = error.code === "SERVER_CRASHED" || error.code === "SERVER_UNAVAILABLE";
+      if (lost && this.state === "ready" && this.transport === transport) {
+        // The SDK saw the close (or an HTTP endpoint stopped answering) before any transport event did:
+        // drop the session now so the next call reconnects.
         this.generation++;
-        this.onLost(transport!);
+        this.onLost(transport!, error.message);
       }
       throw error;
     }

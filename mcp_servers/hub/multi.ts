@@ -189,9 +189,9 @@ export class MultiMCP implements ToolHost {
           `${qualified}: arguments must be an object of named values`,
         );
       }
-      if (target.info) validateArgs(qualified, target.info.inputSchema, args);
+      const sent = target.info ? validateArgs(qualified, target.info.inputSchema, args) : args;
       const timeoutMs = Math.min(options.timeoutMs ?? Infinity, target.conn.config.timeout_ms);
-      const result = await target.conn.call(tool, args, { signal: options.signal, timeoutMs, qualified });
+      const result = await target.conn.call(tool, sent, { signal: options.signal, timeoutMs, qualified });
       bytes = byteSize(result);
       if (result.isError) throw new ToolError("TOOL_ERROR", qualified, `${qualified}: ${errorText(result)}`);
       const value = resultValue(result);

@@ -78,7 +78,7 @@ export function mapCallError(
     }
   }
   const msg = errorMessage(e);
-  if (/not connected|EPIPE|ECONNRESET|ECONNREFUSED|fetch failed/i.test(msg)) {
+  if (/not connected|EPIPE|ECONNRESET|ECONNREFUSED|fetch failed|Streamable HTTP error/i.test(msg)) {
     return new ToolError("SERVER_UNAVAILABLE", tool, `server "${server}" is unreachable: ${msg}`, {
       cause: e,
     });

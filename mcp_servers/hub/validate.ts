@@ -4,14 +4,19 @@
  * Defaults in the schema are filled in (`useDefaults`), as DESIGN.md's calling convention promises.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolError } from "../../core/index.js";
 
-const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateSchema: false });
+const options = { strict: false, allErrors: true, useDefaults: true, validateSchema: false } as const;
+const draft7 = new Ajv(options);
+// Servers built with newer zod emit 2020-12 schemas; ajv needs a separate instance for that draft.
+const draft2020 = new Ajv2020(options);
 const cache = new WeakMap<object, ValidateFunction | null>();
 
 function compiled(schema: Record<string, unknown>): ValidateFunction | null {
   let fn = cache.get(schema);
   if (fn === undefined) {
+    const ajv = String(schema.$schema ?? "").includes("2020-12") ? draft2020 : draft7;
     try {
       fn = ajv.compile(schema);
     } catch {
@@ -40,14 +45,25 @@ function describe(e: ErrorObject): string {
   return `argument "${path || "(arguments)"}" ${e.message ?? "is invalid"}`;
 }
 
-/** Throws TOOL_INVALID_ARGS naming every bad field; fills schema defaults into `args` in place. */
+/**
+ * The arguments to send: a copy of `args` with schema defaults filled in. Throws TOOL_INVALID_ARGS naming
+ * every bad field.
+ */
 export function validateArgs(
   tool: string,
   schema: Record<string, unknown>,
   args: Record<string, unknown>,
-): void {
+): Record<string, unknown> {
   const fn = compiled(schema);
-  if (!fn || fn(args)) return;
+  if (!fn) return args;
+  // Defaults are written into the object; the caller's must stay as it was.
+  let copy: Record<string, unknown>;
+  try {
+    copy = structuredClone(args);
+  } catch {
+    throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: arguments must be plain JSON values`);
+  }
+  if (fn(copy)) return copy;
   const errors = (fn.errors ?? []).map(describe);
   const unique = [...new Set(errors)];
   throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${unique.join("; ")}`);
