@@ -206,7 +206,7 @@ export function guardCode(
   const max = options.maxSuggestions ?? 3;
   const allowed = new Set(options.allow ?? []);
   const helpers = new Set(options.helpers ?? SANDBOX_HELPERS);
-  const known = new Set([...JS_BUILTINS, ...helpers, ...(options.extraGlobals ?? [])]);
+  const known = new Set([...JS_BUILTINS, ...helpers, ...allowed, ...(options.extraGlobals ?? [])]);
   const findings: Finding[] = [];
   const reported = new Set<string>();
 
@@ -390,7 +390,7 @@ function checkArguments(tool: ToolInfo, call: CallExpression, max: number): Find
       const suggestions = nearest(k, spec.names, max);
       findings.push({
         rule: "code.tool_args",
-        severity: spec.closed || !open ? "block" : "warn",
+        severity: spec.closed ? "block" : "warn",
         message:
           `${label}() has no parameter "${k}"` +
           (suggestions.length ? `; did you mean "${suggestions[0]}"?` : ".") +

@@ -4,7 +4,7 @@
  * counting line — so the history's size has a fixed upper bound however long the session runs.
  */
 import type { Step } from "../core/index.js";
-import { toPromptText, truncateForPrompt } from "./text.js";
+import { clip, toPromptText, truncateForPrompt } from "./text.js";
 
 export interface BoundHistoryOptions {
   /** Steps shown in full, from the end (default 3). */
@@ -136,18 +136,13 @@ function renderView(v: StepView): string {
 
 function summaryLine(step: Step, o: Required<BoundHistoryOptions>): string {
   const { result, error } = outcomeOf(step);
-  const outcome = error
-    ? ` → error ${oneLine(error)}`
-    : result !== undefined
-      ? ` → ${oneLine(result)}`
-      : step.conclusion
-        ? ` → ${oneLine(step.conclusion)}`
-        : "";
-  const head = `#${step.index} [${step.status}] ${oneLine(step.description)}`;
-  // The outcome is the useful part: give the description at most half of the line.
-  const half = Math.floor(o.maxCharsPerLine / 2);
-  const shortHead = head.length > half && outcome ? truncateForPrompt(head, half) : head;
-  return truncateForPrompt(shortHead + outcome, o.maxCharsPerLine);
+  const outcome = error ?? result ?? step.conclusion ?? step.question;
+  const head = `#${step.index} [${step.status}] `;
+  if (outcome === undefined) return clip(head + oneLine(step.description), o.maxCharsPerLine);
+  // The outcome is the useful part: the description gets at most a third of the line.
+  const description = clip(oneLine(step.description), Math.floor(o.maxCharsPerLine / 3));
+  const arrow = error ? " → error " : " → ";
+  return clip(head + description + arrow + oneLine(outcome), o.maxCharsPerLine);
 }
 
 function countLine(steps: readonly Step[], o: Required<BoundHistoryOptions>): string {
@@ -156,7 +151,7 @@ function countLine(steps: readonly Step[], o: Required<BoundHistoryOptions>): st
   const counts = [...byStatus].map(([status, n]) => `${n} ${status}`).join(", ");
   const first = steps[0]?.index ?? 0;
   const last = steps[steps.length - 1]?.index ?? 0;
-  return truncateForPrompt(
+  return clip(
     `#${first}–#${last}: ${steps.length} earlier step${steps.length === 1 ? "" : "s"} (${counts}), not shown`,
     o.maxCharsPerLine,
   );

@@ -37,6 +37,12 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+/** The head of a text, at most `maxChars` long, ending in "…" when cut: for one-line summaries. */
+export function clip(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  return sliceSafe(text, 0, Math.max(0, maxChars - 1)) + "…";
+}
+
 /**
  * A value as prompt text of at most `maxChars` characters. When it is longer, the head (about two thirds) and
  * the tail are kept — results often end with the total or the error — with a note of the full size between them.
@@ -47,8 +53,12 @@ export function truncateForPrompt(value: unknown, maxChars: number): string {
   const note = (shown: number) => ` …[truncated: ${text.length} chars in full, ${shown} shown]… `;
   // maxChars has at least as many digits as the shown count, so this note is never shorter than the real one.
   const room = maxChars - note(maxChars).length;
-  // Too small for head + note + tail: a plain cut with a short marker still says it was cut.
-  if (room < 16) return sliceSafe(text, 0, Math.max(0, maxChars - 1)) + "…";
+  if (room < 16) {
+    // Too small for head + note + tail: the head and the full size, or at least a marker that it was cut.
+    const short = `…[${text.length} chars]`;
+    if (maxChars > short.length) return sliceSafe(text, 0, maxChars - short.length) + short;
+    return sliceSafe(text, 0, Math.max(0, maxChars - 1)) + "…";
+  }
   const head = sliceSafe(text, 0, Math.ceil((room * 2) / 3));
   const tail = sliceSafe(text, text.length - (room - head.length), text.length);
   return head + note(head.length + tail.length) + tail;
