@@ -4,3 +4,4 @@ export * from "./session.js";
 export * from "./budgets.js";
 export * from "./scoped-host.js";
 export * from "./recall.js";
+export * from "./human.js";

@@ -7,6 +7,7 @@ import { runCode } from "../action/index.js";
 import type { Profile } from "../config/index.js";
 import {
   BudgetExceeded,
+  ConfigError,
   ModelError,
   errorMessage,
   newId,
@@ -28,6 +29,8 @@ import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import { perceive, perceptionPrompt, type PerceptionInput } from "../perception/index.js";
 import { attemptsOf, budgetRules, firstStop, type StopRule } from "./budgets.js";
 import type { LoopEvent } from "./events.js";
+import { STOP_STATUS, questionText, type HumanChannel, type Question } from "../hil/index.js";
+import { approvalGate, ask, pendingQuestion, type HumanDeps } from "./human.js";
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
 
@@ -47,6 +50,8 @@ export interface LoopDeps {
   newId?: () => string;
   /** The sandbox; injectable so benchmarks can measure the loop alone. */
   execute?: typeof runCode;
+  /** Who answers questions (hil/). Without one, a NOP pauses the session and failures use budgets only. */
+  human?: HumanChannel;
   onEvent?: (event: LoopEvent) => void;
   signal?: AbortSignal;
 }
@@ -57,36 +62,86 @@ export interface RunOptions {
   agent?: string;
 }
 
+/** What the loop does next: it runs `while (next.kind !== "end")` over these. */
+type Next =
+  | { kind: "start" }
+  | {
+      kind: "decide";
+      mode: "initial" | "mid_session";
+      snapshot: PerceptionSnapshot;
+      guidance?: string;
+      reason: PlanReason;
+      trigger: string;
+    }
+  | { kind: "step"; decision: DecisionOutput }
+  | { kind: "run_code"; step: Step }
+  | { kind: "judge"; step: Step }
+  | { kind: "ask"; question: Question; step: Step }
+  | { kind: "end" };
+
+/** The state of one drive of a session (a run, or a resume). */
+interface Run {
+  s: AgentSession;
+  started: number;
+  stepIndex: number | undefined;
+  memory: string;
+  host: ToolHost;
+}
+
 export class AgentLoop {
   private readonly clock: Clock;
   private readonly rules: StopRule[];
   private readonly execute: typeof runCode;
+  private readonly human?: HumanDeps;
 
   constructor(private readonly deps: LoopDeps) {
     this.clock = deps.clock ?? systemClock;
     this.rules = budgetRules(deps.profile.budgets);
     this.execute = deps.execute ?? runCode;
+    if (deps.human) {
+      this.human = { channel: deps.human, recorder: deps.recorder, clock: this.clock, signal: deps.signal };
+    }
   }
 
   /** Runs one session to an end state and returns it. Throws only when a model cannot be reached at all. */
   async run(query: string, options: RunOptions = {}): Promise<AgentSession> {
-    const started = this.clock.now();
     const s = newSession(query, options.sessionId ?? (this.deps.newId ?? newId)(), this.clock.iso(), {
       parent_session_id: options.parentSessionId,
       agent: options.agent,
     });
-    const host = scopedHost(this.deps.host, this.clock.now, this.clock.iso);
-    let stepIndex: number | null = null;
-    const unsubscribe = host.onCall((record) => {
-      s.usage.tool_calls += 1;
-      this.deps.recorder.recordToolCall(s.session_id, stepIndex, record);
-      this.emit({ type: "tool_call", record });
-    });
     this.deps.recorder.startSession(s);
     this.emit({ type: "session_start", session_id: s.session_id, query });
+    return this.drive(s, { kind: "start" });
+  }
+
+  /** Continues a session paused on a human (status awaiting_human): asks the pending question again. */
+  async resume(session: AgentSession): Promise<AgentSession> {
+    const question = pendingQuestion(session);
+    const step = session.steps.at(-1);
+    if (session.status !== "awaiting_human" || !question || !step) {
+      throw new ConfigError(`session ${session.session_id} is ${session.status}, not waiting on a question`);
+    }
+    const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+    delete s.pending_human;
+    delete s.pending_question;
+    this.emit({ type: "session_start", session_id: s.session_id, query: s.original_query });
+    return this.drive(s, { kind: "ask", question, step });
+  }
+
+  private async drive(s: AgentSession, first: Next): Promise<AgentSession> {
+    const started = this.clock.now();
+    const msBefore = s.usage.ms;
+    const run: Run = { s, started, stepIndex: undefined, memory: "", host: this.deps.host };
+    const scoped = scopedHost(this.deps.host, this.clock.now, this.clock.iso);
+    run.host = this.human ? approvalGate(scoped, this.human, s, () => run.stepIndex) : scoped;
+    const unsubscribe = scoped.onCall((record) => {
+      s.usage.tool_calls += 1;
+      this.deps.recorder.recordToolCall(s.session_id, run.stepIndex ?? null, record);
+      this.emit({ type: "tool_call", record });
+    });
     let fatal: unknown;
     try {
-      await this.phases(s, host, started, (i) => (stepIndex = i));
+      for (let next: Next = first; next.kind !== "end";) next = await this.advance(run, next);
     } catch (e) {
       if (e instanceof BudgetExceeded) this.end(s, "budget_exhausted", partialAnswer(s), e.message);
       else {
@@ -95,7 +150,7 @@ export class AgentLoop {
       }
     } finally {
       unsubscribe();
-      s.usage.ms = this.clock.now() - started;
+      s.usage.ms = msBefore + (this.clock.now() - started);
       this.deps.recorder.finishSession(s);
       this.emit({ type: "session_end", session: s });
     }
@@ -103,76 +158,184 @@ export class AgentLoop {
     return s;
   }
 
-  private async phases(s: AgentSession, host: ToolHost, started: number, setStep: (i: number) => void) {
-    const memory = this.deps.memory?.recall(s.original_query) ?? "";
-    let snap = await this.perceive(s, started, { mode: "user_query", memory }, "user_query");
-    if (snap.original_goal_achieved) return this.end(s, "succeeded", snap.solution_summary);
-
-    let d = await this.decide(s, started, { mode: "initial", snapshot: snap, memory });
-    this.adoptPlan(s, d, "initial", `snapshot:${s.snapshots.length - 1}`);
-
-    for (;;) {
-      this.checkBudgets(s, started);
-      const step = this.beginStep(s, d);
-      setStep(step.index);
-      if (step.type === "CONCLUDE") {
-        this.finishStep(s, step, "completed");
-        return this.end(s, "succeeded", step.conclusion ?? "");
+  /** One move of the loop: does what `next` says and returns what comes after it. */
+  private async advance(run: Run, next: Next): Promise<Next> {
+    const { s } = run;
+    switch (next.kind) {
+      case "start": {
+        run.memory = this.deps.memory?.recall(s.original_query) ?? "";
+        const snap = await this.perceive(run, { mode: "user_query" }, "user_query");
+        if (snap.original_goal_achieved) return this.end(s, "succeeded", snap.solution_summary);
+        return { kind: "decide", mode: "initial", snapshot: snap, reason: "initial", trigger: "snapshot:0" };
       }
-      if (step.type === "NOP") {
-        this.finishStep(s, step, "clarification_needed");
-        s.pending_question = step.question;
-        return this.end(s, "awaiting_human", null, "the agent asked a question and waits for a human answer");
+      case "decide": {
+        const d = await this.decide(run, next);
+        this.adoptPlan(s, d, next.reason, next.trigger);
+        return { kind: "step", decision: d };
       }
-
-      const result = await this.execute(step.code ?? "", host, this.deps.profile.sandbox, {
-        signal: this.deps.signal,
-        onLog: (line) => this.emit({ type: "log", line }),
-      });
-      step.execution_result = result;
-      step.error = result.error;
-      this.deps.recorder.saveStep(s.session_id, step);
-
-      snap = await this.perceive(
-        s,
-        started,
-        { mode: "step_result", memory, step },
-        "step_result",
-        step.index,
-      );
-      step.perception = snap;
-      if (result.ok && snap.original_goal_achieved) {
-        this.finishStep(s, step, "completed");
-        return this.end(s, "succeeded", snap.solution_summary);
+      case "step": {
+        this.checkBudgets(run);
+        const step = this.beginStep(s, next.decision);
+        run.stepIndex = step.index;
+        if (step.type === "CONCLUDE") {
+          this.finishStep(s, step, "completed");
+          return this.end(s, "succeeded", step.conclusion ?? "");
+        }
+        if (step.type === "NOP") {
+          this.finishStep(s, step, "clarification_needed");
+          const question: Question = {
+            kind: "clarification",
+            question: step.question ?? "",
+            step_index: step.index,
+            context: s.original_query,
+          };
+          if (!this.human)
+            return this.pause(s, question, "the agent asked a question and waits for a human answer");
+          return { kind: "ask", question, step };
+        }
+        return { kind: "run_code", step };
       }
-      const ok = result.ok && snap.local_goal_achieved;
-      this.finishStep(s, step, ok ? "completed" : "failed");
-      const max = this.deps.profile.budgets.max_attempts_per_step;
-      if (!ok && step.attempts >= max) {
-        throw new BudgetExceeded(
-          "BUDGET_ATTEMPTS",
-          `step ${step.plan_step} failed ${step.attempts} times (the limit is ${max}): ${step.error?.message ?? snap.local_reasoning}`,
-        );
+      case "run_code": {
+        const { step } = next;
+        const result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
+          signal: this.deps.signal,
+          onLog: (line: string) => this.emit({ type: "log", line }),
+        });
+        step.execution_result = result;
+        step.error = result.error;
+        this.deps.recorder.saveStep(s.session_id, step);
+        return { kind: "judge", step };
       }
-      const guidance = ok
-        ? undefined
-        : `The last step failed (${step.error ? `${step.error.code}: ${step.error.message}` : snap.local_reasoning}). ` +
-          `It has been tried ${step.attempts} of ${max} times. Fix what failed, or change the plan.`;
-      d = await this.decide(s, started, { mode: "mid_session", snapshot: snap, memory, guidance });
-      this.adoptPlan(s, d, ok ? "next_step" : "replan_after_failure", `step:${step.index}`);
+      case "judge":
+        return this.judge(run, next.step);
+      case "ask":
+        return this.answer(run, next.question, next.step);
+      case "end":
+        return next;
     }
   }
 
+  /** Perceive a step's result: done, next step, replan — or, when its attempts are used up, ask or stop. */
+  private async judge(run: Run, step: Step): Promise<Next> {
+    const { s } = run;
+    const result = step.execution_result!;
+    const snap = await this.perceive(run, { mode: "step_result", step }, "step_result", step.index);
+    step.perception = snap;
+    if (result.ok && snap.original_goal_achieved) {
+      this.finishStep(s, step, "completed");
+      return this.end(s, "succeeded", snap.solution_summary);
+    }
+    const ok = result.ok && snap.local_goal_achieved;
+    this.finishStep(s, step, ok ? "completed" : "failed");
+    const max = this.deps.profile.budgets.max_attempts_per_step;
+    const why = step.error ? `${step.error.code}: ${step.error.message}` : snap.local_reasoning;
+    if (!ok && step.attempts >= max) {
+      if (this.human) {
+        const error = step.error ?? { code: "STEP_FAILED", message: snap.local_reasoning };
+        const question: Question = {
+          kind: "tool_failure",
+          step_index: step.index,
+          description: step.description,
+          code: step.code ?? "",
+          error,
+          attempts: step.attempts,
+        };
+        return { kind: "ask", question, step };
+      }
+      throw new BudgetExceeded(
+        "BUDGET_ATTEMPTS",
+        `step ${step.plan_step} failed ${step.attempts} times (the limit is ${max}): ${why}`,
+      );
+    }
+    const guidance = ok
+      ? undefined
+      : `The last step failed (${why}). It has been tried ${step.attempts} of ${max} times. Fix what failed, or change the plan.`;
+    return {
+      kind: "decide",
+      mode: "mid_session",
+      snapshot: snap,
+      guidance,
+      reason: ok ? "next_step" : "replan_after_failure",
+      trigger: `step:${step.index}`,
+    };
+  }
+
+  /** Ask the human and turn the answer into what comes next. */
+  private async answer(run: Run, question: Question, step: Step): Promise<Next> {
+    const { s } = run;
+    const a = await ask(this.human!, s, question);
+    if (a.kind === "stop") {
+      if (a.outcome === "defer") return this.pause(s, question, a.reason);
+      return this.end(
+        s,
+        STOP_STATUS[a.outcome],
+        partialAnswer(s),
+        `${a.outcome} by ${a.answered_by}: ${a.reason}`,
+      );
+    }
+    const snapshot = s.snapshots.at(-1)!.snapshot;
+    const decideAfter = (guidance: string, reason: PlanReason): Next => ({
+      kind: "decide",
+      mode: "mid_session",
+      snapshot,
+      guidance,
+      reason,
+      trigger: `step:${step.index}`,
+    });
+    switch (a.kind) {
+      case "clarification":
+        step.human_input = a.choice === "answer" ? a.text : "(no answer)";
+        this.finishStep(s, step, "completed");
+        return decideAfter(
+          a.choice === "answer"
+            ? `The human answered your question "${step.question}": ${a.text}`
+            : `The human did not answer "${step.question}": go on with the most reasonable assumption, and say which.`,
+          "clarification",
+        );
+      case "tool_failure":
+        if (a.choice === "retry" || a.choice === "edit_code") {
+          const code = a.choice === "edit_code" ? a.code : (step.code ?? "");
+          const retry = this.beginStep(s, { ...stepDecision(step), code, description: step.description });
+          retry.human_input =
+            a.choice === "edit_code" ? "the human edited the code" : "the human asked to retry";
+          run.stepIndex = retry.index;
+          return { kind: "run_code", step: retry };
+        }
+        if (a.choice === "give_result") {
+          step.human_input = `the human gave the result: ${JSON.stringify(a.value)}`;
+          step.execution_result = { ok: true, value: a.value, logs: [], tool_calls: [], duration_ms: 0 };
+          step.error = undefined;
+          return { kind: "judge", step };
+        }
+        step.human_input = "the human skipped this step";
+        this.finishStep(s, step, "skipped");
+        return decideAfter(
+          `The human chose to skip step ${step.plan_step} ("${step.description}"). Go on without it.`,
+          "human_edit",
+        );
+      default:
+        throw new Error(`the loop asked a ${question.kind} question and got a ${a.kind} answer`);
+    }
+  }
+
+  /** Stop here with the question kept, so `pda resume` can ask it again, even after a restart. */
+  private pause(s: AgentSession, question: Question, reason: string): Next {
+    s.pending_human = question as Record<string, unknown>;
+    s.pending_question = questionText(question);
+    return this.end(s, "awaiting_human", null, reason);
+  }
+
   private async perceive(
-    s: AgentSession,
-    started: number,
-    input: Pick<PerceptionInput, "mode" | "memory" | "step">,
+    run: Run,
+    input: Pick<PerceptionInput, "mode" | "step">,
     type: SnapshotType,
     stepIndex?: number,
   ): Promise<PerceptionSnapshot> {
-    this.checkBudgets(s, started);
+    const { s } = run;
+    this.checkBudgets(run);
     const full: PerceptionInput = {
       ...input,
+      memory: run.memory,
       query: s.original_query,
       humanInputs: s.state.human_inputs,
       plan: currentPlan(s),
@@ -201,14 +364,14 @@ export class AgentLoop {
     return out.snapshot;
   }
 
-  private async decide(
-    s: AgentSession,
-    started: number,
-    input: Pick<DecisionInput, "mode" | "snapshot" | "memory" | "guidance">,
-  ): Promise<DecisionOutput> {
-    this.checkBudgets(s, started);
+  private async decide(run: Run, next: Extract<Next, { kind: "decide" }>): Promise<DecisionOutput> {
+    const { s } = run;
+    this.checkBudgets(run);
     const full: DecisionInput = {
-      ...input,
+      mode: next.mode,
+      snapshot: next.snapshot,
+      guidance: next.guidance,
+      memory: run.memory,
       query: s.original_query,
       humanInputs: s.state.human_inputs,
       tools: this.deps.host.tools(),
@@ -297,7 +460,7 @@ export class AgentLoop {
     this.emit({ type: "plan", plan });
   }
 
-  private beginStep(s: AgentSession, d: DecisionOutput): Step {
+  private beginStep(s: AgentSession, d: Omit<DecisionOutput, "plan_text">): Step {
     const plan = currentPlan(s)!;
     const step: Step = {
       index: s.steps.length,
@@ -325,22 +488,35 @@ export class AgentLoop {
     this.emit({ type: "step_end", step });
   }
 
-  private checkBudgets(s: AgentSession, started: number) {
-    const stop = firstStop(this.rules, s, this.clock.now(), started);
+  private checkBudgets(run: Run) {
+    const stop = firstStop(this.rules, run.s, this.clock.now(), run.started);
     if (stop) throw new BudgetExceeded(stop.code, stop.message);
     if (this.deps.signal?.aborted) throw new BudgetExceeded("ABORTED", "the session was cancelled");
   }
 
-  private end(s: AgentSession, status: SessionStatus, answer: string | null, reason?: string) {
+  private end(s: AgentSession, status: SessionStatus, answer: string | null, reason?: string): Next {
     s.status = status;
     s.status_reason = reason;
     s.state.final_answer = answer;
     s.state.original_goal_achieved = status === "succeeded";
+    return { kind: "end" };
   }
 
   private emit(event: LoopEvent) {
     this.deps.onEvent?.(event);
   }
+}
+
+/** The decision a step was taken from, to begin a retry of it. */
+function stepDecision(step: Step): Omit<DecisionOutput, "plan_text"> {
+  return {
+    step_index: step.plan_step ?? 0,
+    description: step.description,
+    type: step.type,
+    code: step.code,
+    conclusion: step.conclusion,
+    question: step.question,
+  };
 }
 
 function sameLines(a: string[], b: string[]): boolean {

@@ -53,6 +53,7 @@ export function summarize(session: AgentSession): SessionSummary {
     tool_calls: session.usage.tool_calls,
     tokens: session.usage.tokens,
     duration_ms: session.usage.ms,
+    human_inputs: session.state.human_inputs.length,
     status_reason: session.status_reason,
     question: session.pending_question,
   });

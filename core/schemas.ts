@@ -203,8 +203,10 @@ export const AgentSession = z.object({
   status: SessionStatus,
   /** Why the session ended the way it did (budget hit, error), when it is not plain success. */
   status_reason: z.string().optional(),
-  /** The question a session in status awaiting_human is waiting on. */
+  /** The question a session in status awaiting_human is waiting on, as text. */
   pending_question: z.string().optional(),
+  /** The same question as hil/ typed it (validated there on resume), so `pda resume` can ask it again. */
+  pending_human: z.record(z.string(), z.unknown()).optional(),
   parent_session_id: z.string().optional(),
   agent: z.string().optional(),
 });
@@ -221,6 +223,7 @@ export const SessionSummary = z.object({
   tool_calls: z.number().int(),
   tokens: z.number().int(),
   duration_ms: z.number(),
+  human_inputs: z.number().int(),
   status_reason: z.string().optional(),
   question: z.string().optional(),
 });
