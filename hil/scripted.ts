@@ -39,9 +39,11 @@ const ToolFailureEntry = z.preprocess(
   z.discriminatedUnion("choice", [
     z.strictObject({ choice: z.enum(["retry", "skip"]), ...expect }),
     z.strictObject({ choice: z.literal("edit_code"), code: z.string().min(1), ...expect }),
-    z
-      .strictObject({ choice: z.literal("give_result"), value: z.unknown(), ...expect })
-      .refine((e) => e.value !== undefined, { message: "give_result needs a value", path: ["value"] }),
+    z.strictObject({
+      choice: z.literal("give_result"),
+      value: z.unknown().refine((v) => v !== undefined, "give_result needs a value"),
+      ...expect,
+    }),
     stopEntry,
   ]),
 );
@@ -103,6 +105,7 @@ export class ScriptedChannel implements HumanChannel {
   private readonly source: string;
   private readonly clock: Clock;
 
+  /** `script` in its parsed form (entries as objects); the YAML shorthands are for files (fromFile). */
   constructor(script: ScriptFile, opts?: { source?: string; clock?: Clock }) {
     const s = ScriptFile.parse(script);
     this.lists = {
