@@ -2,6 +2,8 @@
 /** The `pda` command line: parses, wires the command groups in cli/, nothing else. */
 import { Command } from "commander";
 import { registerRun } from "./cli/run.js";
+import { registerSession } from "./cli/session.js";
+import { registerHub } from "./cli/hub.js";
 
 const program = new Command()
   .name("pda")
@@ -17,5 +19,7 @@ const program = new Command()
 
 // Command groups register themselves here, one line each.
 registerRun(program);
+registerSession(program);
+registerHub(program);
 
 await program.parseAsync(process.argv);

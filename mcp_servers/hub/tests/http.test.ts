@@ -52,7 +52,7 @@ describe("Streamable HTTP", () => {
   it("lists and calls tools, survives the server going away, reconnects when it is back", async () => {
     const first = await startHttpMath();
     const port = Number(new URL(first.url).port);
-    let now = 0;
+    const now = 0;
     const clock = { now: () => now, iso: () => new Date(now).toISOString(), sleep: async () => {} };
     const hub = await MultiMCP.start(
       { servers: [{ id: "calc", url: first.url, headers: { "x-test": "1" }, timeout_ms: 5000 }] },
