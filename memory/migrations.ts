@@ -1,0 +1,254 @@
+/**
+ * The store's schema as numbered migrations, applied in order on open. `PRAGMA user_version` holds the number
+ * of the last one applied. Never edit a migration that has shipped: add the next one (tests open a fixture
+ * written by migration 1 and check it upgrades).
+ */
+import type Database from "better-sqlite3";
+import { StoreError } from "../core/index.js";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "session log",
+    sql: `
+CREATE TABLE sessions (
+  seq INTEGER PRIMARY KEY,                -- stable rowid for the FTS index (VACUUM keeps it)
+  id TEXT NOT NULL UNIQUE,
+  parent_session_id TEXT,
+  agent TEXT,
+  original_query TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_reason TEXT,
+  pending_question TEXT,
+  final_answer TEXT,
+  solution_summary TEXT,
+  result_requirement TEXT,
+  confidence REAL,
+  original_goal_achieved INTEGER NOT NULL DEFAULT 0,
+  llm_calls INTEGER NOT NULL DEFAULT 0,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  tokens INTEGER NOT NULL DEFAULT 0,
+  tool_calls INTEGER NOT NULL DEFAULT 0,
+  duration_ms REAL NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  finished_at TEXT,                       -- set by finishSession; NULL while the loop is writing
+  owner_pid INTEGER,
+  owner_host TEXT,
+  interrupted_reason TEXT,
+  session_json TEXT NOT NULL              -- the full AgentSession as of start or finish
+);
+CREATE INDEX sessions_created ON sessions(created_at);
+CREATE INDEX sessions_status_created ON sessions(status, created_at);
+
+CREATE TABLE snapshots (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  snapshot_type TEXT NOT NULL,
+  step_index INTEGER,
+  result_requirement TEXT,
+  solution_summary TEXT,
+  original_goal_achieved INTEGER NOT NULL,
+  confidence REAL,
+  created_at TEXT NOT NULL,
+  ord INTEGER NOT NULL,
+  record_json TEXT NOT NULL,
+  PRIMARY KEY (session_id, idx)
+);
+
+CREATE TABLE plan_versions (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  version INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  triggered_by TEXT NOT NULL,
+  plan_text TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  ord INTEGER NOT NULL,
+  record_json TEXT NOT NULL,
+  PRIMARY KEY (session_id, version)
+);
+
+CREATE TABLE steps (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  idx INTEGER NOT NULL,
+  plan_version INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  description TEXT NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  code TEXT,
+  conclusion TEXT,
+  question TEXT,
+  result_ok INTEGER,
+  result_json TEXT,
+  result_bytes INTEGER,                   -- size of the full result before any truncation
+  result_truncated INTEGER NOT NULL DEFAULT 0,
+  error_code TEXT,
+  error_message TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  ord INTEGER NOT NULL,                   -- write order of the first save, for the timeline
+  record_json TEXT NOT NULL,
+  PRIMARY KEY (session_id, idx)
+);
+
+CREATE TABLE tool_calls (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  step_index INTEGER,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  error_kind TEXT,
+  error_message TEXT,
+  latency_ms REAL NOT NULL,
+  bytes INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  ord INTEGER NOT NULL
+);
+CREATE INDEX tool_calls_session ON tool_calls(session_id, id);
+CREATE INDEX tool_calls_tool_time ON tool_calls(server, tool, started_at);
+CREATE INDEX tool_calls_time ON tool_calls(started_at);
+
+CREATE TABLE llm_calls (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  role TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  attempts INTEGER NOT NULL,
+  prompt TEXT NOT NULL,
+  prompt_bytes INTEGER NOT NULL,
+  raw_response TEXT NOT NULL,
+  raw_response_bytes INTEGER NOT NULL,
+  value_json TEXT,
+  error TEXT,
+  started_at TEXT NOT NULL,
+  ord INTEGER NOT NULL
+);
+CREATE INDEX llm_calls_session ON llm_calls(session_id, id);
+
+CREATE TABLE human_inputs (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  question TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  answered_by TEXT NOT NULL,
+  at TEXT NOT NULL,
+  step_index INTEGER,
+  ord INTEGER NOT NULL
+);
+CREATE INDEX human_inputs_session ON human_inputs(session_id, id);
+`,
+  },
+  {
+    version: 2,
+    name: "memory search index",
+    // External-content FTS5 over the sessions table, kept in step by triggers; the vocab table gives
+    // document frequencies for weighting query terms.
+    sql: `
+CREATE VIRTUAL TABLE sessions_fts USING fts5(
+  original_query, result_requirement, solution_summary, final_answer,
+  content='sessions', content_rowid='seq',
+  tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT INTO sessions_fts(sessions_fts, rank) VALUES ('rank', 'bm25(4.0, 2.0, 1.0, 1.0)');
+CREATE VIRTUAL TABLE sessions_fts_vocab USING fts5vocab(sessions_fts, 'row');
+CREATE TRIGGER sessions_fts_ai AFTER INSERT ON sessions BEGIN
+  INSERT INTO sessions_fts(rowid, original_query, result_requirement, solution_summary, final_answer)
+  VALUES (new.seq, new.original_query, new.result_requirement, new.solution_summary, new.final_answer);
+END;
+CREATE TRIGGER sessions_fts_ad AFTER DELETE ON sessions BEGIN
+  INSERT INTO sessions_fts(sessions_fts, rowid, original_query, result_requirement, solution_summary, final_answer)
+  VALUES ('delete', old.seq, old.original_query, old.result_requirement, old.solution_summary, old.final_answer);
+END;
+CREATE TRIGGER sessions_fts_au AFTER UPDATE OF original_query, result_requirement, solution_summary, final_answer
+ON sessions BEGIN
+  INSERT INTO sessions_fts(sessions_fts, rowid, original_query, result_requirement, solution_summary, final_answer)
+  VALUES ('delete', old.seq, old.original_query, old.result_requirement, old.solution_summary, old.final_answer);
+  INSERT INTO sessions_fts(rowid, original_query, result_requirement, solution_summary, final_answer)
+  VALUES (new.seq, new.original_query, new.result_requirement, new.solution_summary, new.final_answer);
+END;
+INSERT INTO sessions_fts(sessions_fts) VALUES ('rebuild');
+`,
+  },
+  {
+    version: 3,
+    name: "batch runs",
+    sql: `
+CREATE TABLE batch_runs (
+  id TEXT PRIMARY KEY,
+  input_file TEXT,
+  options_json TEXT NOT NULL DEFAULT '{}',
+  status TEXT NOT NULL DEFAULT 'running',
+  started_at TEXT NOT NULL,
+  finished_at TEXT
+);
+CREATE INDEX batch_runs_started ON batch_runs(started_at);
+
+CREATE TABLE batch_items (
+  run_id TEXT NOT NULL REFERENCES batch_runs(id) ON DELETE CASCADE,
+  item_key TEXT NOT NULL,
+  query TEXT NOT NULL,
+  status TEXT NOT NULL,
+  session_id TEXT,
+  output_json TEXT,
+  started_at TEXT,
+  finished_at TEXT,
+  PRIMARY KEY (run_id, item_key)
+);
+CREATE INDEX batch_items_session ON batch_items(session_id);
+`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * Bring the database to SCHEMA_VERSION. Runs inside BEGIN IMMEDIATE and re-reads user_version there, so two
+ * processes opening a fresh file at once apply each migration exactly once.
+ */
+export function migrate(db: Database.Database, path: string, target: number = SCHEMA_VERSION): void {
+  const current = () => db.pragma("user_version", { simple: true }) as number;
+  checkNotNewer(current(), path);
+  if (current() >= target) return;
+  db.transaction(() => {
+    const from = current();
+    checkNotNewer(from, path);
+    for (const m of MIGRATIONS) {
+      if (m.version <= from || m.version > target) continue;
+      try {
+        db.exec(m.sql);
+      } catch (e) {
+        throw new StoreError(
+          "STORE_MIGRATION_FAILED",
+          `${path}: migration ${m.version} (${m.name}) failed: ${(e as Error).message}`,
+          { cause: e },
+        );
+      }
+      db.pragma(`user_version = ${m.version}`);
+    }
+  }).immediate();
+}
+
+function checkNotNewer(version: number, path: string): void {
+  if (version > SCHEMA_VERSION) {
+    throw new StoreError(
+      "STORE_NEWER_SCHEMA",
+      `${path} has schema version ${version}, newer than this pda understands (${SCHEMA_VERSION}); ` +
+        `upgrade pda or point --db / PDA_DB at another file`,
+    );
+  }
+}

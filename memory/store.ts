@@ -1,0 +1,440 @@
+/**
+ * SessionStore: the SQLite session log (a SessionRecorder for the loop) plus the reads the CLI, memory
+ * search and tool statistics need. One writer process per session; many processes may share the file.
+ */
+import { hostname } from "node:os";
+import type Database from "better-sqlite3";
+import {
+  StoreError,
+  systemClock,
+  type AgentSession,
+  type Clock,
+  type HumanInput,
+  type LlmCallRecord,
+  type PlanVersion,
+  type SessionRecorder,
+  type SnapshotRecord,
+  type Step,
+  type ToolCallRecord,
+} from "../core/index.js";
+import { openDatabase, type OpenDbOptions } from "./db.js";
+import * as batch from "./batch.js";
+import * as read from "./read.js";
+import { DEFAULT_LIMITS, Sanitizer, byteLength, collectSecrets, type SanitizeLimits } from "./sanitize.js";
+import type {
+  BatchItem,
+  BatchRun,
+  ListSessionsOptions,
+  MemoryHit,
+  Reliability,
+  SearchOptions,
+  SessionListItem,
+  Timeline,
+  ToolCallFilter,
+  ToolCallRow,
+  ToolStat,
+  ToolStatsOptions,
+} from "./schemas.js";
+import { searchMemory } from "./search.js";
+import { bit, stmt } from "./sql.js";
+import { mostAndLeastReliable, toolStats } from "./stats.js";
+
+export interface SessionStoreOptions extends OpenDbOptions {
+  /** Values to redact besides secret-looking environment variables. */
+  secrets?: string[];
+  /** Where secret-looking variables are read from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  limits?: Partial<SanitizeLimits>;
+  clock?: Clock;
+}
+
+const UPSERT_SESSION = `
+INSERT INTO sessions (id, parent_session_id, agent, original_query, status, status_reason, pending_question,
+  final_answer, solution_summary, result_requirement, confidence, original_goal_achieved, llm_calls, input_tokens,
+  output_tokens, tokens, tool_calls, duration_ms, created_at, updated_at, finished_at, owner_pid, owner_host,
+  interrupted_reason, session_json)
+VALUES (@id, @parent_session_id, @agent, @original_query, @status, @status_reason, @pending_question,
+  @final_answer, @solution_summary, @result_requirement, @confidence, @original_goal_achieved, @llm_calls,
+  @input_tokens, @output_tokens, @tokens, @tool_calls, @duration_ms, @created_at, @updated_at, @finished_at,
+  @owner_pid, @owner_host, NULL, @session_json)
+ON CONFLICT(id) DO UPDATE SET parent_session_id = excluded.parent_session_id, agent = excluded.agent,
+  original_query = excluded.original_query, status = excluded.status, status_reason = excluded.status_reason,
+  pending_question = excluded.pending_question, final_answer = excluded.final_answer,
+  solution_summary = excluded.solution_summary, result_requirement = excluded.result_requirement,
+  confidence = excluded.confidence, original_goal_achieved = excluded.original_goal_achieved,
+  llm_calls = excluded.llm_calls, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+  tokens = excluded.tokens, tool_calls = excluded.tool_calls, duration_ms = excluded.duration_ms,
+  updated_at = excluded.updated_at, finished_at = excluded.finished_at, owner_pid = excluded.owner_pid,
+  owner_host = excluded.owner_host, interrupted_reason = NULL, session_json = excluded.session_json`;
+
+// Upserts keep `ord` and `created_at` of the first save, so the timeline shows when a thing first happened.
+const UPSERT_SNAPSHOT = `
+INSERT INTO snapshots (session_id, idx, snapshot_type, step_index, result_requirement, solution_summary,
+  original_goal_achieved, confidence, created_at, ord, record_json)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(session_id, idx) DO UPDATE SET snapshot_type = excluded.snapshot_type,
+  step_index = excluded.step_index, result_requirement = excluded.result_requirement,
+  solution_summary = excluded.solution_summary, original_goal_achieved = excluded.original_goal_achieved,
+  confidence = excluded.confidence, record_json = excluded.record_json`;
+
+const UPSERT_PLAN = `
+INSERT INTO plan_versions (session_id, version, reason, triggered_by, plan_text, created_at, ord, record_json)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(session_id, version) DO UPDATE SET reason = excluded.reason, triggered_by = excluded.triggered_by,
+  plan_text = excluded.plan_text, record_json = excluded.record_json`;
+
+const UPSERT_STEP = `
+INSERT INTO steps (session_id, idx, plan_version, type, description, status, attempts, code, conclusion, question,
+  result_ok, result_json, result_bytes, result_truncated, error_code, error_message, created_at, updated_at, ord,
+  record_json)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(session_id, idx) DO UPDATE SET plan_version = excluded.plan_version, type = excluded.type,
+  description = excluded.description, status = excluded.status, attempts = excluded.attempts, code = excluded.code,
+  conclusion = excluded.conclusion, question = excluded.question, result_ok = excluded.result_ok,
+  result_json = excluded.result_json, result_bytes = excluded.result_bytes,
+  result_truncated = excluded.result_truncated, error_code = excluded.error_code,
+  error_message = excluded.error_message, updated_at = excluded.updated_at, record_json = excluded.record_json`;
+
+export class SessionStore implements SessionRecorder {
+  private lastOrd = 0;
+
+  private constructor(
+    /** The open connection, for tests and tools that need raw SQL. */
+    readonly db: Database.Database,
+    readonly path: string,
+    private readonly clean: Sanitizer,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Open (creating folders and file if needed) and migrate. Throws StoreError. */
+  static open(path: string, options: SessionStoreOptions = {}): SessionStore {
+    const db = openDatabase(path, options);
+    const secrets = collectSecrets(options.env ?? process.env, options.secrets ?? []);
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    return new SessionStore(db, path, new Sanitizer(secrets, limits), options.clock ?? systemClock);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---- SessionRecorder: synchronous, committed on return ----
+
+  startSession(session: AgentSession): void {
+    this.write("startSession", session.session_id, () => this.upsertSession(session, null));
+  }
+
+  saveSnapshot(sessionId: string, record: SnapshotRecord): void {
+    this.write("saveSnapshot", sessionId, () => {
+      this.upsertSnapshot(sessionId, record);
+      stmt(
+        this.db,
+        "UPDATE sessions SET result_requirement = ?, solution_summary = ?, confidence = ?, updated_at = ? WHERE id = ?",
+      ).run(
+        this.clean.text(record.snapshot.result_requirement),
+        this.clean.text(record.snapshot.solution_summary),
+        record.snapshot.confidence,
+        this.clock.iso(),
+        sessionId,
+      );
+    });
+  }
+
+  savePlanVersion(sessionId: string, plan: PlanVersion): void {
+    this.write("savePlanVersion", sessionId, () => this.upsertPlan(sessionId, plan));
+  }
+
+  saveStep(sessionId: string, step: Step): void {
+    this.write("saveStep", sessionId, () => {
+      this.upsertStep(sessionId, step);
+      stmt(this.db, "UPDATE sessions SET updated_at = ? WHERE id = ?").run(this.clock.iso(), sessionId);
+    });
+  }
+
+  recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
+    this.write("recordToolCall", sessionId, () =>
+      stmt(
+        this.db,
+        `INSERT INTO tool_calls (session_id, step_index, server, tool, ok, error_kind, error_message, latency_ms,
+          bytes, started_at, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        sessionId,
+        stepIndex,
+        this.clean.text(r.server),
+        this.clean.text(r.tool),
+        bit(r.ok),
+        this.clean.optText(r.error_kind),
+        this.clean.optText(r.error_message),
+        r.latency_ms,
+        r.bytes,
+        r.started_at,
+        this.nextOrd(),
+      ),
+    );
+  }
+
+  recordLlmCall(sessionId: string, r: LlmCallRecord): void {
+    this.write("recordLlmCall", sessionId, () =>
+      stmt(
+        this.db,
+        `INSERT INTO llm_calls (session_id, role, provider, model, ok, input_tokens, output_tokens, latency_ms,
+          attempts, prompt, prompt_bytes, raw_response, raw_response_bytes, value_json, error, started_at, ord)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        sessionId,
+        this.clean.text(r.role),
+        this.clean.text(r.provider),
+        this.clean.text(r.model),
+        bit(r.ok),
+        r.input_tokens,
+        r.output_tokens,
+        r.latency_ms,
+        r.attempts,
+        this.clean.text(r.prompt),
+        byteLength(r.prompt),
+        this.clean.text(r.raw_response),
+        byteLength(r.raw_response),
+        // The validated value is what replay plays back, so it is redacted but never cut.
+        r.value === undefined ? null : JSON.stringify(this.clean.deep(r.value)),
+        this.clean.optText(r.error),
+        r.started_at,
+        this.nextOrd(),
+      ),
+    );
+  }
+
+  recordHumanInput(sessionId: string, input: HumanInput): void {
+    this.write("recordHumanInput", sessionId, () => this.insertHumanInput(sessionId, input));
+  }
+
+  /**
+   * Store the final status, state, usage and JSON. Rows the loop did not save as they happened (a step, a
+   * plan's later step list, a human input) are brought in line with the session, so the tables and the JSON
+   * agree.
+   */
+  finishSession(session: AgentSession): void {
+    const id = session.session_id;
+    this.write("finishSession", id, () => {
+      this.upsertSession(session, this.clock.iso());
+      for (const s of session.snapshots) this.upsertSnapshot(id, s);
+      for (const p of session.plan_versions) this.upsertPlan(id, p);
+      for (const s of session.steps) this.upsertStep(id, s);
+      const logged = stmt<{ n: number }>(
+        this.db,
+        "SELECT count(*) AS n FROM human_inputs WHERE session_id = ?",
+      ).get(id)!.n;
+      for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
+    });
+  }
+
+  /** Mark a running session as interrupted (e.g. on Ctrl-C) so readers need not guess from its pid. */
+  markInterrupted(sessionId: string, reason: string): void {
+    this.write("markInterrupted", sessionId, () => {
+      const r = stmt(
+        this.db,
+        "UPDATE sessions SET interrupted_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+      ).run(this.clean.text(reason), this.clock.iso(), sessionId);
+      if (r.changes === 0) read.sessionRow(this.db, sessionId); // throws STORE_NOT_FOUND for an unknown id
+    });
+  }
+
+  // ---- reads ----
+
+  /** A session by id or unambiguous id prefix, validated against the AgentSession schema. */
+  getSession(idOrPrefix: string): AgentSession {
+    return read.loadSession(this.db, idOrPrefix);
+  }
+
+  /** The full id for an id or an unambiguous prefix. */
+  resolveId(idOrPrefix: string): string {
+    return read.resolveSessionId(this.db, idOrPrefix);
+  }
+
+  listSessions(options?: ListSessionsOptions): SessionListItem[] {
+    return read.listSessions(this.db, options);
+  }
+
+  timeline(idOrPrefix: string): Timeline {
+    return read.timeline(this.db, idOrPrefix);
+  }
+
+  llmCalls(idOrPrefix: string): LlmCallRecord[] {
+    return read.llmCalls(this.db, idOrPrefix);
+  }
+
+  toolCalls(filter?: ToolCallFilter): ToolCallRow[] {
+    return read.toolCalls(this.db, filter);
+  }
+
+  searchMemory(text: string, options?: SearchOptions): MemoryHit[] {
+    return searchMemory(this.db, text, options, this.clock.now());
+  }
+
+  toolStats(options?: ToolStatsOptions): ToolStat[] {
+    return toolStats(this.db, options);
+  }
+
+  mostAndLeastReliable(n: number, options?: { since?: string; minCalls?: number }): Reliability {
+    return mostAndLeastReliable(this.db, n, { ...options, nowMs: this.clock.now() });
+  }
+
+  // ---- batch runs (generic rows for the batch runner) ----
+
+  startBatchRun(run: { id: string; input_file?: string | null; options?: Record<string, unknown> }): void {
+    this.write("startBatchRun", null, () => batch.startRun(this.db, run, this.clean, this.clock.iso()));
+  }
+
+  saveBatchItem(
+    item: Omit<BatchItem, "started_at" | "finished_at"> &
+      Partial<Pick<BatchItem, "started_at" | "finished_at">>,
+  ): void {
+    this.write("saveBatchItem", null, () => batch.saveItem(this.db, item, this.clean));
+  }
+
+  finishBatchRun(runId: string, status: string = "finished"): void {
+    this.write("finishBatchRun", null, () => batch.finishRun(this.db, runId, status, this.clock.iso()));
+  }
+
+  batchRun(runId: string): BatchRun {
+    return batch.getRun(this.db, runId);
+  }
+
+  batchItems(runId: string): BatchItem[] {
+    return batch.items(this.db, runId);
+  }
+
+  // ---- internals ----
+
+  /** Write order within this process; the timeline sorts by it (timestamps tie within a millisecond). */
+  private nextOrd(): number {
+    this.lastOrd = Math.max(this.lastOrd + 1, this.clock.now() * 1000);
+    return this.lastOrd;
+  }
+
+  /** Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. */
+  private write(op: string, sessionId: string | null, body: () => unknown): void {
+    try {
+      this.db.transaction(body).immediate();
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      const code = String((e as { code?: string }).code ?? "");
+      const what = sessionId === null ? op : `${op} (session ${sessionId})`;
+      if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
+        throw new StoreError("STORE_UNKNOWN_SESSION", `${what}: no such session or run; start it first`, {
+          cause: e,
+        });
+      }
+      throw new StoreError("STORE_WRITE_FAILED", `${what} failed: ${code} ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
+
+  private upsertSession(session: AgentSession, finishedAt: string | null): void {
+    const c = this.clean;
+    const lastSnapshot = session.snapshots[session.snapshots.length - 1]?.snapshot;
+    stmt(this.db, UPSERT_SESSION).run({
+      id: session.session_id,
+      parent_session_id: session.parent_session_id ?? null,
+      agent: c.optText(session.agent),
+      original_query: c.text(session.original_query),
+      status: session.status,
+      status_reason: c.optText(session.status_reason),
+      pending_question: c.optText(session.pending_question),
+      final_answer: c.optText(session.state.final_answer),
+      solution_summary: c.text(session.state.solution_summary),
+      result_requirement: c.optText(lastSnapshot?.result_requirement),
+      confidence: session.state.confidence,
+      original_goal_achieved: bit(session.state.original_goal_achieved),
+      llm_calls: session.usage.llm_calls,
+      input_tokens: session.usage.input_tokens,
+      output_tokens: session.usage.output_tokens,
+      tokens: session.usage.tokens,
+      tool_calls: session.usage.tool_calls,
+      duration_ms: session.usage.ms,
+      created_at: session.created_at,
+      updated_at: this.clock.iso(),
+      finished_at: finishedAt,
+      owner_pid: process.pid,
+      owner_host: hostname(),
+      session_json: JSON.stringify(c.session(session)),
+    });
+  }
+
+  private upsertSnapshot(sessionId: string, record: SnapshotRecord): void {
+    const r = this.clean.deep(record);
+    stmt(this.db, UPSERT_SNAPSHOT).run(
+      sessionId,
+      r.index,
+      r.snapshot_type,
+      r.step_index ?? null,
+      r.snapshot.result_requirement,
+      r.snapshot.solution_summary,
+      bit(r.snapshot.original_goal_achieved),
+      r.snapshot.confidence,
+      r.created_at,
+      this.nextOrd(),
+      JSON.stringify(r),
+    );
+  }
+
+  private upsertPlan(sessionId: string, plan: PlanVersion): void {
+    const p = this.clean.deep(plan);
+    stmt(this.db, UPSERT_PLAN).run(
+      sessionId,
+      p.version,
+      p.reason,
+      p.triggered_by,
+      p.plan_text.join("\n"),
+      p.created_at,
+      this.nextOrd(),
+      JSON.stringify(p),
+    );
+  }
+
+  private upsertStep(sessionId: string, step: Step): void {
+    const { step: s, resultBytes, truncated } = this.clean.step(step);
+    const result = s.execution_result;
+    const error = s.error ?? result?.error;
+    const now = this.clock.iso();
+    stmt(this.db, UPSERT_STEP).run(
+      sessionId,
+      s.index,
+      s.plan_version,
+      s.type,
+      s.description,
+      s.status,
+      s.attempts,
+      s.code ?? null,
+      s.conclusion ?? null,
+      s.question ?? null,
+      result ? bit(result.ok) : null,
+      result && result.value !== undefined ? JSON.stringify(result.value) : null,
+      resultBytes,
+      bit(truncated),
+      error?.code ?? null,
+      error?.message ?? null,
+      now,
+      now,
+      this.nextOrd(),
+      JSON.stringify(s),
+    );
+  }
+
+  private insertHumanInput(sessionId: string, h: HumanInput): void {
+    stmt(
+      this.db,
+      `INSERT INTO human_inputs (session_id, kind, question, answer, answered_by, at, step_index, ord)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      sessionId,
+      this.clean.text(h.kind),
+      this.clean.text(h.question),
+      this.clean.text(h.answer),
+      this.clean.text(h.answered_by),
+      h.at,
+      h.step_index ?? null,
+      this.nextOrd(),
+    );
+  }
+}

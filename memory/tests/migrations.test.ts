@@ -1,0 +1,71 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MIGRATIONS, SCHEMA_VERSION, SessionStore } from "../index.js";
+
+const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "store-v1.sql");
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-migrate-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function fixtureDb(): string {
+  const path = join(dir, "old.db");
+  const db = new Database(path);
+  db.exec(readFileSync(FIXTURE, "utf8"));
+  expect(db.pragma("user_version", { simple: true })).toBe(1);
+  db.close();
+  return path;
+}
+
+describe("migrations", () => {
+  it("are numbered 1..n without gaps", () => {
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
+  });
+
+  it("upgrade a version-1 store: data kept, search index built from it, batch tables added", () => {
+    const store = SessionStore.open(fixtureDb());
+    try {
+      expect(store.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+      const ok = store.getSession("fixture-v1-succeeded");
+      expect(ok.status).toBe("succeeded");
+      expect(ok.steps).toHaveLength(2);
+      expect(ok.plan_versions.map((p) => p.reason)).toEqual(["initial", "replan_after_failure"]);
+      expect(ok.state.human_inputs).toHaveLength(1);
+      expect(store.timeline("fixture-v1-s").events.length).toBeGreaterThan(8);
+
+      // Rows written before the FTS index existed are searchable after the upgrade.
+      const hits = store.searchMemory("factorial of 5 plus 3");
+      expect(hits.map((h) => [h.session_id, h.kind])).toEqual([["fixture-v1-succeeded", "solution"]]);
+      const warn = store.searchMemory("weather in Paris");
+      expect(warn[0]).toMatchObject({
+        kind: "warning",
+        reason: "tried and failed because the weather server timed out",
+      });
+
+      store.startBatchRun({ id: "after-upgrade" });
+      expect(store.batchRun("after-upgrade").status).toBe("running");
+    } finally {
+      store.close();
+    }
+  });
+
+  it("leave an up-to-date store alone on the next open", () => {
+    const path = fixtureDb();
+    SessionStore.open(path).close();
+    const store = SessionStore.open(path);
+    try {
+      expect(store.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+      expect(store.listSessions()).toHaveLength(2);
+      expect(store.db.pragma("integrity_check", { simple: true })).toBe("ok");
+    } finally {
+      store.close();
+    }
+  });
+});

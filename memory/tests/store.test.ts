@@ -1,0 +1,366 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AgentSession, StoreError } from "../../core/index.js";
+import { SCHEMA_VERSION, SessionStore } from "../index.js";
+import { simulateSession } from "./simulate.js";
+
+let dir: string;
+let store: SessionStore;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-store-"));
+  store = SessionStore.open(join(dir, "nested", "pda.db"));
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function storeError(fn: () => unknown): StoreError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(StoreError);
+    return e as StoreError;
+  }
+  throw new Error("expected a StoreError");
+}
+
+describe("SessionStore", () => {
+  it("opens a new file in WAL mode at the latest schema version", () => {
+    expect(store.db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(store.db.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(store.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+  });
+
+  it("gives back a finished session exactly as written (JSON round trip)", () => {
+    const written = simulateSession(store, {
+      id: "s-roundtrip",
+      query: "What is 32 + 5 - 3 * 2",
+      steps: 4,
+      replanAfter: [1],
+      failingTools: [2],
+      humanAfter: 0,
+      statusReason: "done early",
+    });
+    const read = store.getSession("s-roundtrip");
+    expect(read).toEqual(written);
+    expect(AgentSession.parse(JSON.parse(JSON.stringify(read)))).toEqual(written);
+    // The plan written before its steps existed lists them once the session is finished.
+    expect(read.plan_versions.map((p) => [p.version, p.reason, p.steps])).toEqual([
+      [1, "initial", [0, 1]],
+      [2, "replan_after_failure", [2, 3]],
+    ]);
+  });
+
+  it("rebuilds an unfinished session from the rows written so far", () => {
+    const written = simulateSession(store, {
+      id: "s-open",
+      query: "add things",
+      steps: 3,
+      replanAfter: [0],
+      humanAfter: 1,
+      noFinish: true,
+    });
+    const read = store.getSession("s-open");
+    expect(read.status).toBe("running"); // this process is alive, so not interrupted
+    expect(read.snapshots).toEqual(written.snapshots);
+    expect(read.steps).toEqual(written.steps);
+    expect(read.plan_versions).toEqual(written.plan_versions);
+    expect(read.state.human_inputs).toEqual(written.state.human_inputs);
+    expect(read.usage.llm_calls).toBe(written.usage.llm_calls);
+    expect(read.usage.tokens).toBe(written.usage.tokens);
+    expect(read.usage.tool_calls).toBe(6);
+  });
+
+  it("logs LLM calls in order with everything replay needs, and tool calls with their step", () => {
+    simulateSession(store, { id: "s-llm", query: "q", steps: 2, failingTools: [1] });
+    const calls = store.llmCalls("s-llm");
+    expect(calls.map((c) => c.role)).toEqual(["perception", "decision", "perception", "perception"]);
+    expect(calls[1]!.value).toEqual(JSON.parse(calls[1]!.raw_response));
+    const tools = store.toolCalls({ session_id: "s-llm" });
+    expect(tools.map((t) => [t.step_index, t.tool, t.ok])).toEqual([
+      [0, "multiply", true],
+      [0, "add", true],
+      [1, "multiply", true],
+      [1, "add", false],
+    ]);
+    expect(tools[3]!.error_kind).toBe("TOOL_ERROR");
+    expect(store.toolCalls({ ok: false })).toHaveLength(1);
+    expect(store.toolCalls({ tool: "multiply", limit: 1 })).toHaveLength(1);
+  });
+
+  it("accepts an unambiguous id prefix and names ambiguous or unknown ones", () => {
+    simulateSession(store, { id: "abc-111", query: "one", steps: 1 });
+    simulateSession(store, { id: "abc-222", query: "two", steps: 1 });
+    expect(store.getSession("abc-1").original_query).toBe("one");
+    expect(store.resolveId("abc-2")).toBe("abc-222");
+    expect(storeError(() => store.getSession("abc")).code).toBe("STORE_AMBIGUOUS_ID");
+    expect(storeError(() => store.getSession("zzz")).code).toBe("STORE_NOT_FOUND");
+  });
+
+  it("lists sessions newest first, filtered by words and status", () => {
+    let t = Date.parse("2025-01-01T00:00:00Z");
+    const now = () => new Date((t += 1000)).toISOString();
+    simulateSession(store, { id: "l1", query: "factorial of five", steps: 1, now });
+    simulateSession(store, {
+      id: "l2",
+      query: "weather in Paris",
+      steps: 1,
+      status: "failed",
+      statusReason: "no server",
+      now,
+    });
+    simulateSession(store, { id: "l3", query: "factorials again", steps: 2, now });
+    expect(store.listSessions().map((s) => s.session_id)).toEqual(["l3", "l2", "l1"]);
+    expect(store.listSessions({ search: "factor" }).map((s) => s.session_id)).toEqual(["l3", "l1"]);
+    expect(store.listSessions({ status: "failed" }).map((s) => [s.session_id, s.status_reason])).toEqual([
+      ["l2", "no server"],
+    ]);
+    expect(store.listSessions({ limit: 1 })).toHaveLength(1);
+    const l3 = store.listSessions({ search: "factorials" })[0]!;
+    expect([l3.steps, l3.tool_calls, l3.llm_calls]).toEqual([2, 4, 4]);
+  });
+
+  it("reports a session marked interrupted as such, keeping its steps", () => {
+    simulateSession(store, { id: "s-int", query: "long task", steps: 2, noFinish: true });
+    expect(store.listSessions({ status: "running" }).map((s) => s.session_id)).toEqual(["s-int"]);
+    store.markInterrupted("s-int", "stopped by Ctrl-C");
+    expect(store.listSessions({ status: "interrupted" }).map((s) => s.session_id)).toEqual(["s-int"]);
+    expect(store.listSessions({ status: "running" })).toEqual([]);
+    const s = store.getSession("s-int");
+    expect(s.status_reason).toBe("interrupted: stopped by Ctrl-C");
+    expect(s.steps.map((x) => x.status)).toEqual(["completed", "completed"]);
+    expect(store.timeline("s-int").session.status).toBe("interrupted");
+  });
+
+  it("reports a running session whose owner process is gone as interrupted", () => {
+    simulateSession(store, { id: "s-dead", query: "q", steps: 1, noFinish: true });
+    // A pid that cannot be alive: above the kernel's pid_max.
+    store.db.prepare("UPDATE sessions SET owner_pid = 99999999 WHERE id = 's-dead'").run();
+    expect(store.listSessions()[0]!.status).toBe("interrupted");
+    expect(store.getSession("s-dead").status_reason).toMatch(/^interrupted: its process \(pid 99999999\)/);
+  });
+
+  it("builds the timeline in the order things happened", () => {
+    simulateSession(store, { id: "s-tl", query: "q", steps: 2, replanAfter: [0], humanAfter: 1 });
+    const tl = store.timeline("s-tl");
+    const kinds = tl.events.filter((e) => e.kind !== "llm").map((e) => e.kind);
+    expect(kinds).toEqual(["snapshot", "plan", "step", "snapshot", "plan", "step", "snapshot", "human"]);
+    const step = tl.events.find((e) => e.kind === "step");
+    expect(step?.kind === "step" && step.tool_calls.map((c) => c.tool)).toEqual(["multiply", "add"]);
+    expect(tl.events.filter((e) => e.kind === "llm")).toHaveLength(5);
+    expect(tl.usage.llm_calls).toBe(5);
+    expect(tl.session.status).toBe("succeeded");
+  });
+
+  it("stores oversized results and responses truncated, with their full size", () => {
+    const small = SessionStore.open(join(dir, "small.db"), {
+      limits: { maxResultChars: 1000, maxTextChars: 5000 },
+    });
+    try {
+      simulateSession(small, { id: "s-big", query: "big", steps: 2, bigResult: { step: 1, chars: 200_000 } });
+      small.recordLlmCall("s-big", {
+        role: "decision",
+        provider: "p",
+        model: "m",
+        ok: false,
+        input_tokens: 1,
+        output_tokens: 1,
+        latency_ms: 1,
+        attempts: 2,
+        prompt: "p".repeat(20_000),
+        raw_response: "r".repeat(30_000),
+        error: "invalid",
+        started_at: new Date().toISOString(),
+      });
+      const row = small.db
+        .prepare(
+          "SELECT result_bytes, result_truncated, length(result_json) AS len FROM steps WHERE session_id = 's-big' AND idx = 1",
+        )
+        .get() as { result_bytes: number; result_truncated: number; len: number };
+      expect(row.result_bytes).toBe(200_002); // the JSON string with its quotes
+      expect(row.result_truncated).toBe(1);
+      expect(row.len).toBeLessThan(1200);
+      const value = small.getSession("s-big").steps[1]!.execution_result!.value as {
+        $truncated: { bytes: number };
+      };
+      expect(value.$truncated.bytes).toBe(200_002);
+      const llm = small.db
+        .prepare(
+          "SELECT length(prompt) AS p, prompt_bytes, length(raw_response) AS r, raw_response_bytes FROM llm_calls ORDER BY id DESC LIMIT 1",
+        )
+        .get() as Record<string, number>;
+      expect(llm).toMatchObject({ prompt_bytes: 20_000, raw_response_bytes: 30_000 });
+      expect(llm.p).toBeLessThan(5100);
+      expect(llm.r).toBeLessThan(5100);
+      expect(small.timeline("s-big").events.some((e) => e.kind === "step" && e.result_truncated)).toBe(true);
+    } finally {
+      small.close();
+    }
+  });
+
+  it("keeps batch runs and items", () => {
+    store.startBatchRun({ id: "run1", input_file: "queries.csv", options: { concurrency: 2 } });
+    store.saveBatchItem({
+      run_id: "run1",
+      item_key: "1",
+      query: "q1",
+      status: "running",
+      session_id: null,
+      output: null,
+    });
+    simulateSession(store, { id: "b1", query: "q1", steps: 1 });
+    store.saveBatchItem({
+      run_id: "run1",
+      item_key: "1",
+      query: "q1",
+      status: "succeeded",
+      session_id: "b1",
+      output: { answer: "31" },
+    });
+    store.finishBatchRun("run1");
+    expect(store.batchRun("run1")).toMatchObject({
+      input_file: "queries.csv",
+      options: { concurrency: 2 },
+      status: "finished",
+    });
+    expect(store.batchItems("run1")).toMatchObject([
+      { item_key: "1", status: "succeeded", session_id: "b1", output: { answer: "31" } },
+    ]);
+    expect(
+      storeError(() =>
+        store.saveBatchItem({
+          run_id: "nope",
+          item_key: "1",
+          query: "q",
+          status: "x",
+          session_id: null,
+          output: null,
+        }),
+      ).code,
+    ).toBe("STORE_UNKNOWN_SESSION");
+  });
+
+  it("refuses writes for a session that was never started", () => {
+    const e = storeError(() =>
+      store.recordToolCall("ghost", 0, {
+        server: "m",
+        tool: "t",
+        ok: true,
+        latency_ms: 1,
+        bytes: 1,
+        started_at: "x",
+      }),
+    );
+    expect(e.code).toBe("STORE_UNKNOWN_SESSION");
+    expect(e.message).toContain("ghost");
+  });
+
+  it("refuses a database written by a newer pda, and a file that is not a database", () => {
+    const newer = join(dir, "newer.db");
+    const raw = new Database(newer);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    const e = storeError(() => SessionStore.open(newer));
+    expect(e.code).toBe("STORE_NEWER_SCHEMA");
+    expect(e.message).toContain(newer);
+
+    const junk = join(dir, "junk.db");
+    writeFileSync(junk, "this is not sqlite ".repeat(100));
+    expect(storeError(() => SessionStore.open(junk)).code).toBe("STORE_CORRUPT");
+    expect(storeError(() => SessionStore.open(join(dir, "missing.db"), { mustExist: true })).code).toBe(
+      "STORE_NOT_FOUND",
+    );
+  });
+
+  it("reports a stored session that no longer matches the schema as corrupt", () => {
+    simulateSession(store, { id: "s-bad", query: "q", steps: 1 });
+    store.db
+      .prepare(
+        "UPDATE sessions SET session_json = json_set(session_json, '$.status', 'nonsense') WHERE id = 's-bad'",
+      )
+      .run();
+    const e = storeError(() => store.getSession("s-bad"));
+    expect(e.code).toBe("STORE_CORRUPT");
+    expect(e.message).toContain("s-bad");
+  });
+});
+
+describe("secrets", () => {
+  const SECRET = "sk-test-9f8e7d6c5b4a3210";
+  const CONFIGURED = "hunter2-configured-pw";
+
+  it("never reach the database file: every text column of every table, and the raw file bytes", () => {
+    process.env.PDA_TEST_API_KEY = SECRET;
+    let s: SessionStore | undefined;
+    try {
+      const path = join(dir, "secret.db");
+      s = SessionStore.open(path, { secrets: [CONFIGURED] });
+      const marker = `${SECRET} "${SECRET}" and ${CONFIGURED}`;
+      simulateSession(s, {
+        id: "s-secret",
+        query: `use key ${SECRET}`,
+        steps: 2,
+        marker,
+        failingTools: [1],
+        humanAfter: 0,
+      });
+      s.recordLlmCall("s-secret", {
+        role: "decision",
+        provider: "gemini",
+        model: "m",
+        ok: true,
+        input_tokens: 1,
+        output_tokens: 1,
+        latency_ms: 1,
+        attempts: 1,
+        prompt: `key=${SECRET}`,
+        raw_response: JSON.stringify({ code: `fetch("x", {key: "${SECRET}\\n"})` }),
+        value: { [SECRET]: [CONFIGURED] },
+        started_at: new Date().toISOString(),
+      });
+      s.startBatchRun({ id: "r", input_file: `/tmp/${SECRET}.csv`, options: { token: SECRET } });
+      s.saveBatchItem({
+        run_id: "r",
+        item_key: SECRET,
+        query: SECRET,
+        status: "done",
+        session_id: "s-secret",
+        output: { a: CONFIGURED },
+      });
+      s.markInterrupted("s-secret", SECRET); // no-op on a finished session, must not leak either
+
+      // A dump in the spirit of sqlite3's .dump / iterdump: every column of every row of every table.
+      const tables = s.db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .pluck()
+        .all() as string[];
+      expect(tables).toEqual(expect.arrayContaining(["sessions", "steps", "llm_calls", "sessions_fts_data"]));
+      let cells = 0;
+      for (const t of tables) {
+        for (const row of s.db.prepare(`SELECT * FROM "${t}"`).raw().all() as unknown[][]) {
+          for (const v of row) {
+            const text = Buffer.isBuffer(v) ? v.toString("latin1") : String(v);
+            cells++;
+            expect(text, `table ${t}`).not.toContain(SECRET);
+            expect(text, `table ${t}`).not.toContain(CONFIGURED);
+          }
+        }
+      }
+      expect(cells).toBeGreaterThan(200);
+      expect(s.getSession("s-secret").original_query).toBe("use key [REDACTED:PDA_TEST_API_KEY]");
+      s.db.pragma("wal_checkpoint(TRUNCATE)");
+      s.close();
+      const bytes = readFileSync(path).toString("latin1");
+      expect(bytes).toContain("REDACTED");
+      expect(bytes).not.toContain(SECRET);
+      expect(bytes).not.toContain(CONFIGURED);
+    } finally {
+      delete process.env.PDA_TEST_API_KEY;
+      s?.close();
+    }
+  });
+});
