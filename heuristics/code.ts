@@ -12,8 +12,13 @@ import type { Finding } from "./finding.js";
 import { FORBIDDEN_GLOBALS, JS_BUILTINS, SANDBOX_HELPERS } from "./js-names.js";
 
 export interface CodeGuardOptions {
-  /** Names the sandbox provides beside the tools; default SANDBOX_HELPERS (parallel, console, memory, ...). */
+  /** Names the sandbox provides beside the tools; default SANDBOX_HELPERS (parallel, callTool, console, ...). */
   helpers?: readonly string[];
+  /**
+   * Host function groups beside the tools, as the sandbox gets them (`{ memory: { search } }`) or by name
+   * (`{ memory: ["search"] }`): `memory.search(...)` is then checked like `server.tool(...)`, without arguments.
+   */
+  namespaces?: Readonly<Record<string, readonly string[] | Readonly<Record<string, unknown>>>>;
   /** More names to accept as defined (e.g. variables the loop injects). */
   extraGlobals?: readonly string[];
   /** Forbidden names the sandbox does provide after all (e.g. "setTimeout" if it gets a timer). */
@@ -36,22 +41,88 @@ const PARSE_OPTIONS = {
   locations: true,
 } as const;
 
-/** Where the tools are: what a name in the code can resolve to. */
+/** The sandbox binds a name that is not a JavaScript identifier under this alias ("get-weather" → get_weather). */
+function ident(name: string): string {
+  const t = name.replace(/[^A-Za-z0-9_$]/g, "_");
+  return /^[0-9]/.test(t) ? `_${t}` : t;
+}
+
+/** What a name in the code can resolve to, built the way the sandbox binds tools (action/prelude.ts). */
 interface ToolIndex {
+  /** Plain global name (and its identifier alias) → the tools of that name on any server. */
   plain: Map<string, ToolInfo[]>;
-  servers: Map<string, ToolInfo[]>;
+  /** Server or namespace global (and alias) → member name (and alias) → the tool, or null for a host function. */
+  groups: Map<string, Map<string, ToolInfo | null>>;
+  /** How a tool is called: its plain name when unique, else server.tool. */
+  callName: (t: ToolInfo) => string;
+  /** Every name worth suggesting, as it is written in code. */
   callable: string[];
 }
 
-function indexTools(tools: readonly ToolInfo[]): ToolIndex {
+function indexTools(tools: readonly ToolInfo[], namespaces: CodeGuardOptions["namespaces"] = {}): ToolIndex {
   const plain = new Map<string, ToolInfo[]>();
-  const servers = new Map<string, ToolInfo[]>();
+  const groups = new Map<string, Map<string, ToolInfo | null>>();
+  const group = (name: string) => {
+    let g = groups.get(name);
+    if (!g) groups.set(name, (g = new Map()));
+    if (ident(name) !== name) groups.set(ident(name), g);
+    return g;
+  };
   for (const t of tools) {
-    plain.set(t.name, [...(plain.get(t.name) ?? []), t]);
-    servers.set(t.server, [...(servers.get(t.server) ?? []), t]);
+    for (const n of new Set([t.name, ident(t.name)])) plain.set(n, [...(plain.get(n) ?? []), t]);
+    const g = group(t.server);
+    g.set(t.name, t);
+    if (!g.has(ident(t.name))) g.set(ident(t.name), t);
   }
-  const callable = [...tools.filter((t) => t.unique).map((t) => t.name), ...tools.map((t) => t.qualified)];
-  return { plain, servers, callable };
+  for (const [ns, fns] of Object.entries(namespaces)) {
+    const g = group(ns);
+    for (const fn of Array.isArray(fns) ? fns : Object.keys(fns)) if (!g.has(fn)) g.set(fn, null);
+  }
+  const callName = (t: ToolInfo) => (t.unique ? ident(t.name) : `${ident(t.server)}.${ident(t.name)}`);
+  const callable = [
+    ...tools.filter((t) => t.unique).map((t) => ident(t.name)),
+    ...tools.map((t) => `${ident(t.server)}.${ident(t.name)}`),
+    ...Object.entries(namespaces).flatMap(([ns, fns]) =>
+      (Array.isArray(fns) ? fns : Object.keys(fns)).map((fn) => `${ident(ns)}.${fn}`),
+    ),
+  ];
+  return { plain, groups, callName, callable: [...new Set(callable)] };
+}
+
+/** What a call's callee refers to. */
+type Target =
+  | { kind: "tool"; tool: ToolInfo; args: CallExpression["arguments"] }
+  | { kind: "host" }
+  | { kind: "unknown_member"; group: string; member: string; node: AnyNode };
+
+function resolveCall(call: CallExpression, declared: Set<string>, index: ToolIndex): Target | undefined {
+  const callee = call.callee;
+  if (callee.type === "Identifier" && !declared.has(callee.name)) {
+    if (callee.name === "callTool") {
+      // callTool("server.tool" | "name", ...args): the name is checked like any other when it is a literal.
+      const first = call.arguments[0];
+      if (first?.type !== "Literal" || typeof first.value !== "string") return undefined;
+      const name = first.value;
+      const dot = name.indexOf(".");
+      const tool =
+        index.plain.get(name)?.find((t) => t.unique && t.name === name) ??
+        (dot > 0 ? index.groups.get(name.slice(0, dot))?.get(name.slice(dot + 1)) : undefined);
+      if (tool) return { kind: "tool", tool, args: call.arguments.slice(1) };
+      return { kind: "unknown_member", group: "callTool", member: name, node: first };
+    }
+    const tool = index.plain.get(callee.name)?.find((t) => t.unique);
+    return tool ? { kind: "tool", tool, args: call.arguments } : undefined;
+  }
+  if (callee.type === "MemberExpression" && callee.object.type === "Identifier") {
+    const groupName = callee.object.name;
+    const group = index.groups.get(groupName);
+    const member = staticProperty(callee);
+    if (!group || declared.has(groupName) || member === undefined) return undefined;
+    if (!group.has(member)) return { kind: "unknown_member", group: groupName, member, node: callee };
+    const tool = group.get(member);
+    return tool ? { kind: "tool", tool, args: call.arguments } : { kind: "host" };
+  }
+  return undefined;
 }
 
 interface Analysis {
@@ -192,7 +263,7 @@ function orList(names: readonly string[]): string {
 
 /**
  * Checks generated code against the tools it may call. `tools` is the hub's list (core ToolInfo); a plain name
- * is callable only when `unique`, `server.tool` always.
+ * is callable only when `unique`, `server.tool` always (DESIGN.md, "CODE steps").
  */
 export function guardCode(
   code: string,
@@ -201,58 +272,64 @@ export function guardCode(
 ): CodeGuardResult {
   const parsed = parseProgram(code);
   if ("finding" in parsed) return { ok: false, findings: [parsed.finding] };
-  const index = indexTools(tools);
+  const index = indexTools(tools, options.namespaces);
   const a = analyse(parsed.program);
   const max = options.maxSuggestions ?? 3;
   const allowed = new Set(options.allow ?? []);
-  const helpers = new Set(options.helpers ?? SANDBOX_HELPERS);
-  const known = new Set([...JS_BUILTINS, ...helpers, ...allowed, ...(options.extraGlobals ?? [])]);
+  const known = new Set([
+    ...JS_BUILTINS,
+    ...(options.helpers ?? SANDBOX_HELPERS),
+    ...allowed,
+    ...(options.extraGlobals ?? []),
+  ]);
   const findings: Finding[] = [];
   const reported = new Set<string>();
-
-  const suggestTools = (name: string) => nearest(name, index.callable, max);
   const toolList = () => {
-    const names = tools.map((t) => (t.unique ? t.name : t.qualified));
+    const names = tools.map(index.callName);
     return names.length <= 12
       ? names.join(", ")
       : `${names.slice(0, 12).join(", ")}, … (${names.length} in all)`;
   };
 
-  // Free names: forbidden globals, unknown tools, undefined variables, ambiguous plain names.
+  // Free names: forbidden globals, unknown tools, undefined variables, ambiguous plain names. A tool or server
+  // bound under a name wins over everything else, as it does in the sandbox.
   for (const { node, parent } of a.refs) {
     const name = node.name;
     if (a.declared.has(name) || reported.has(name)) continue;
+    const sameName = index.plain.get(name);
+    if (index.groups.has(name) || sameName?.some((t) => t.unique)) continue;
     const isCallee = parent?.type === "CallExpression" && parent.callee === node;
     const forbidden = FORBIDDEN_GLOBALS[name];
     if (forbidden && !allowed.has(name)) {
       reported.add(name);
-      const suggestions = name === "fetch" || name === "XMLHttpRequest" ? fetchLikeTools(tools) : [];
+      const fetchers = name === "fetch" || name === "XMLHttpRequest" ? fetchLikeTools(tools, index) : [];
       findings.push({
         rule: "code.forbidden",
         severity: "block",
-        message: `\`${name}\` is not available: ${forbidden}${suggestions.length ? ` Tools that fetch: ${suggestions.join(", ")}.` : ""}`,
+        message:
+          `\`${name}\` is not available: ${forbidden}` +
+          (fetchers.length ? ` Tools that fetch: ${fetchers.join(", ")}.` : ""),
         ...at(node),
-        ...(suggestions.length ? { suggestions } : {}),
+        ...(fetchers.length ? { suggestions: fetchers } : {}),
       });
       continue;
     }
-    const sameName = index.plain.get(name);
-    if (known.has(name) || index.servers.has(name) || sameName?.some((t) => t.unique)) continue;
+    if (known.has(name)) continue;
     if (parent?.type === "UnaryExpression" && parent.operator === "typeof") continue;
     reported.add(name);
     if (sameName) {
-      const options = sameName.map((t) => t.qualified);
+      const qualified = sameName.map(index.callName);
       findings.push({
         rule: "code.ambiguous_tool",
         severity: "block",
-        message: `\`${name}\` is a tool on several servers; call it as ${orList(options)}.`,
+        message: `\`${name}\` is a tool on several servers; call it as ${orList(qualified)}.`,
         ...at(node),
-        suggestions: options,
+        suggestions: qualified,
       });
       continue;
     }
     const suggestions = isCallee
-      ? suggestTools(name)
+      ? nearest(name, index.callable, max)
       : nearest(name, [...a.declared, ...index.callable], max);
     const hint = suggestions.length
       ? ` Did you mean ${orList(suggestions)}?`
@@ -288,39 +365,43 @@ export function guardCode(
     });
   }
 
-  // Tool calls: `server.tool(...)` must name a tool of that server; arguments must fit the input schema.
+  // Tool calls: `server.tool(...)` must name a member of that server; arguments must fit the input schema.
   for (const call of a.calls) {
-    const callee = call.callee;
-    let tool: ToolInfo | undefined;
-    if (callee.type === "Identifier" && !a.declared.has(callee.name)) {
-      tool = index.plain.get(callee.name)?.find((t) => t.unique);
-    } else if (callee.type === "MemberExpression" && callee.object.type === "Identifier") {
-      const server = callee.object.name;
-      const prop = staticProperty(callee);
-      const serverTools = index.servers.get(server);
-      if (!serverTools || a.declared.has(server) || prop === undefined) continue;
-      tool = serverTools.find((t) => t.name === prop);
-      if (!tool && !helpers.has(server)) {
-        const suggestions = nearest(
-          prop,
-          serverTools.map((t) => t.qualified),
-          max,
-        );
-        findings.push({
-          rule: "code.unknown_tool",
-          severity: "block",
-          message:
-            `\`${server}.${prop}()\` is not a tool: server "${server}" has ` +
-            (suggestions.length
-              ? `no tool "${prop}". Did you mean ${orList(suggestions)}?`
-              : `only ${serverTools.map((t) => t.name).join(", ")}.`),
-          ...at(callee),
-          ...(suggestions.length ? { suggestions } : {}),
-        });
-        continue;
-      }
+    const target = resolveCall(call, a.declared, index);
+    if (target?.kind === "tool")
+      findings.push(...checkArguments(target.tool, index.callName(target.tool), target.args, call, max));
+    if (target?.kind !== "unknown_member") continue;
+    const { group, member, node } = target;
+    if (group === "callTool") {
+      const suggestions = nearest(member, index.callable, max);
+      findings.push({
+        rule: "code.unknown_tool",
+        severity: "block",
+        message:
+          `callTool("${member}") names no tool.` +
+          (suggestions.length ? ` Did you mean ${orList(suggestions)}?` : ` Available tools: ${toolList()}.`),
+        ...at(node),
+        ...(suggestions.length ? { suggestions } : {}),
+      });
+      continue;
     }
-    if (tool) findings.push(...checkArguments(tool, call, max));
+    const members = [...new Set([...(index.groups.get(group)?.keys() ?? [])].map(ident))];
+    const suggestions = nearest(
+      member,
+      members.map((m) => `${group}.${m}`),
+      max,
+    );
+    findings.push({
+      rule: "code.unknown_tool",
+      severity: "block",
+      message:
+        `\`${group}.${member}()\` is not a tool: "${group}" has ` +
+        (suggestions.length
+          ? `no "${member}". Did you mean ${orList(suggestions)}?`
+          : `only ${members.join(", ")}.`),
+      ...at(node),
+      ...(suggestions.length ? { suggestions } : {}),
+    });
   }
 
   if (!a.topLevelReturn) {
@@ -334,10 +415,10 @@ export function guardCode(
   return { ok: !findings.some((f) => f.severity === "block"), findings };
 }
 
-function fetchLikeTools(tools: readonly ToolInfo[]): string[] {
+function fetchLikeTools(tools: readonly ToolInfo[], index: ToolIndex): string[] {
   return tools
     .filter((t) => /fetch|url|http|web|download|browse/i.test(t.name))
-    .map((t) => (t.unique ? t.name : t.qualified))
+    .map(index.callName)
     .slice(0, 3);
 }
 
@@ -345,7 +426,7 @@ interface ParamSpec {
   names: string[];
   required: string[];
   closed: boolean;
-  types: Map<string, unknown>;
+  objectTyped: Set<string>;
 }
 
 function paramsOf(tool: ToolInfo): ParamSpec | undefined {
@@ -354,28 +435,44 @@ function paramsOf(tool: ToolInfo): ParamSpec | undefined {
   if (typeof props !== "object" || props === null) return undefined;
   const entries = Object.entries(props as Record<string, unknown>);
   const required = Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === "string") : [];
-  const types = new Map(entries.map(([k, v]) => [k, (v as { type?: unknown } | null)?.type]));
-  return { names: entries.map(([k]) => k), required, closed: schema.additionalProperties === false, types };
+  const objectTyped = new Set(
+    entries
+      .filter(([, v]) => {
+        const p = (v ?? {}) as { type?: unknown; properties?: unknown };
+        return p.type === "object" || (p.type === undefined && typeof p.properties === "object");
+      })
+      .map(([k]) => k),
+  );
+  return {
+    names: entries.map(([k]) => k),
+    required,
+    closed: schema.additionalProperties === false,
+    objectTyped,
+  };
 }
 
 /** Named form `t({a: 1})` or positional `t(1, 2)` (DESIGN.md), checked against the tool's input schema. */
-function checkArguments(tool: ToolInfo, call: CallExpression, max: number): Finding[] {
+function checkArguments(
+  tool: ToolInfo,
+  label: string,
+  args: CallExpression["arguments"],
+  call: CallExpression,
+  max: number,
+): Finding[] {
   const spec = paramsOf(tool);
   if (!spec) return [];
-  const label = tool.unique ? tool.name : tool.qualified;
   const signature = `${label}(${spec.names.map((n) => (spec.required.includes(n) ? n : `${n}?`)).join(", ")})`;
-  const args = call.arguments;
   if (args.some((x) => x.type === "SpreadElement")) return [];
   const first = args[0];
   const findings: Finding[] = [];
+  // The sandbox's rule (action/args.ts): one plain object is the named arguments, unless the tool's only
+  // parameter is object-typed and the object has a key other than that parameter's name.
   const onlyParam = spec.names.length === 1 ? spec.names[0] : undefined;
-  const onlyIsObject =
-    onlyParam !== undefined && [undefined, "object"].includes(spec.types.get(onlyParam) as string);
+  const onlyIsObject = onlyParam !== undefined && spec.objectTyped.has(onlyParam);
   const named =
     args.length === 1 &&
     first?.type === "ObjectExpression" &&
-    // A tool whose one parameter is itself an object may be called positionally with that object.
-    !(onlyIsObject && !first.properties.some((p) => p.type === "Property" && keyName(p) === onlyParam));
+    !(onlyIsObject && !first.properties.every((p) => p.type === "Property" && keyName(p) === onlyParam));
 
   if (named && first?.type === "ObjectExpression") {
     const keys: string[] = [];
@@ -448,18 +545,10 @@ export function findToolCalls(code: string, tools: readonly ToolInfo[]): string[
   if ("finding" in parsed) return [];
   const index = indexTools(tools);
   const a = analyse(parsed.program);
-  const out: string[] = [];
-  for (const { callee } of a.calls) {
-    let tool: ToolInfo | undefined;
-    if (callee.type === "Identifier" && !a.declared.has(callee.name)) {
-      tool = index.plain.get(callee.name)?.find((t) => t.unique);
-    } else if (callee.type === "MemberExpression" && callee.object.type === "Identifier") {
-      const prop = staticProperty(callee);
-      if (!a.declared.has(callee.object.name)) {
-        tool = index.servers.get(callee.object.name)?.find((t) => t.name === prop);
-      }
-    }
-    if (tool && !out.includes(tool.qualified)) out.push(tool.qualified);
+  const out = new Set<string>();
+  for (const call of a.calls) {
+    const target = resolveCall(call, a.declared, index);
+    if (target?.kind === "tool") out.add(target.tool.qualified);
   }
-  return out;
+  return [...out];
 }

@@ -14,7 +14,7 @@ export const JS_BUILTINS = words(`
 `);
 
 /** What the sandbox adds beside the tools (DESIGN.md, "CODE steps"). */
-export const SANDBOX_HELPERS = words("parallel console memory agents ToolError");
+export const SANDBOX_HELPERS = words("parallel callTool console memory agents ToolError");
 
 const ADVICE: ReadonlyArray<[string, string]> = [
   [

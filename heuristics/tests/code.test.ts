@@ -287,6 +287,55 @@ describe("guardCode messages the model can act on", () => {
   });
 });
 
+describe("guardCode resolves names the way the sandbox binds them", () => {
+  const more: ToolInfo[] = [
+    ...TOOLS,
+    tool("weather-api", "get-weather", { city: "string" }, ["city"]),
+    tool("net", "fetch", { url: "string" }, ["url"]),
+  ];
+  const cases: Array<[string, string, FindingRule | null]> = [
+    ["identifier alias of a dashed name", "return await get_weather({city: 'Oslo'})", null],
+    ["identifier alias of a dashed server", "return await weather_api.get_weather('Oslo')", null],
+    ["bracket access with the real name", "return await weather_api['get-weather']('Oslo')", null],
+    ["alias arguments are still checked", "return await get_weather({town: 'Oslo'})", "code.tool_args"],
+    [
+      "a tool named fetch is a tool, not the forbidden global",
+      "return await fetch({url: 'https://x.org'})",
+      null,
+    ],
+    ["callTool with a qualified name", "return await callTool('math.add', 1, 2)", null],
+    ["callTool with a unique plain name", "return await callTool('multiply', {a: 1, b: 2})", null],
+    ["callTool arguments are checked", "return await callTool('math.add', 1, 2, 3)", "code.tool_args"],
+    ["callTool with an unknown name", "return await callTool('math.mult', 1, 2)", "code.unknown_tool"],
+    [
+      "callTool with a computed name is left alone",
+      "const n = 'math.add';\nreturn await callTool(n, 1, 2)",
+      null,
+    ],
+    ["namespace function", "return await memory.search({query: 'x'})", null],
+    ["unknown namespace function", "return await memory.serch({query: 'x'})", "code.unknown_tool"],
+    [
+      "a dict for a one-object tool with other keys is the whole value",
+      "return await configure({ verbose: true, settings: 1 })",
+      null,
+    ],
+    ["a dict keyed by the one parameter is named", "return await configure({ settings: { a: 1 } })", null],
+  ];
+  it.each(cases)("%s", (_name, code, rule) => {
+    const r = guardCode(code, more, { namespaces: { memory: { search: () => null, save: () => null } } });
+    expect([...new Set(r.findings.map((f) => f.rule))]).toEqual(rule ? [rule] : []);
+  });
+
+  it("suggestions are written the way code calls them", () => {
+    const r = guardCode("return await memory.serch('x')", more, {
+      namespaces: { memory: ["search", "save"] },
+    });
+    expect(r.findings[0]!.suggestions).toEqual(["memory.search"]);
+    const w = guardCode("return await get_wether('Oslo')", more);
+    expect(w.findings[0]!.suggestions?.[0]).toBe("get_weather");
+  });
+});
+
 describe("findToolCalls", () => {
   it("lists the qualified tools the code calls, in order, once each", () => {
     const code =
