@@ -4,6 +4,9 @@ import { Command } from "commander";
 import { registerRun } from "./cli/run.js";
 import { registerSession } from "./cli/session.js";
 import { registerHub } from "./cli/hub.js";
+import { registerMemory } from "./cli/memory.js";
+import { registerBatch } from "./cli/batch.js";
+import { registerReport } from "./cli/report.js";
 
 const program = new Command()
   .name("pda")
@@ -21,5 +24,8 @@ const program = new Command()
 registerRun(program);
 registerSession(program);
 registerHub(program);
+registerMemory(program);
+registerBatch(program);
+registerReport(program);
 
 await program.parseAsync(process.argv);

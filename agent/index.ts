@@ -5,3 +5,4 @@ export * from "./budgets.js";
 export * from "./scoped-host.js";
 export * from "./recall.js";
 export * from "./human.js";
+export * from "./replay.js";

@@ -132,8 +132,12 @@ export class AgentLoop {
     const started = this.clock.now();
     const msBefore = s.usage.ms;
     const run: Run = { s, started, stepIndex: undefined, memory: "", host: this.deps.host };
-    const scoped = scopedHost(this.deps.host, this.clock.now, this.clock.iso);
-    run.host = this.human ? approvalGate(scoped, this.human, s, () => run.stepIndex) : scoped;
+    // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
+    const gated = this.human
+      ? approvalGate(this.deps.host, this.human, s, () => run.stepIndex)
+      : this.deps.host;
+    const scoped = scopedHost(gated, this.clock.now, this.clock.iso);
+    run.host = scoped;
     const unsubscribe = scoped.onCall((record) => {
       s.usage.tool_calls += 1;
       this.deps.recorder.recordToolCall(s.session_id, run.stepIndex ?? null, record);

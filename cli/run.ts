@@ -2,7 +2,7 @@
 import { createInterface } from "node:readline/promises";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { summarize } from "../agent/index.js";
+import { summarize, type LoopEvent } from "../agent/index.js";
 import { ConfigError, type AgentSession } from "../core/index.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
@@ -12,14 +12,39 @@ const MODEL_HELP =
   "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
   "llama:<file.gguf>, scripted:<file.yaml>";
 
-function withSessionOptions(cmd: Command): Command {
+const HIL_HELP =
+  "who answers the agent's questions: terminal, scripted:<file.yaml>, or policy:<fail|skip|abort|deny|defer> " +
+  "(default: terminal on a TTY, else policy:fail)";
+
+export function withSessionOptions(cmd: Command): Command {
   return cmd
     .option("--model <spec>", MODEL_HELP)
     .option("--profile <name>", "budgets and limits from config/profiles.yaml")
+    .option("--hil <channel>", HIL_HELP)
     .option("--json", "print the session summary as JSON instead of the trace");
 }
 
-/** Run one query, printing the live trace (or nothing, with --json) and the answer; returns the exit code. */
+/** The live trace on stdout (nothing with --json), hub progress included. */
+export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
+  if (json) return { onEvent: undefined, dispose: () => {} };
+  const off = rt.hub.onEvent((e) => {
+    if (e.type === "progress") {
+      const of = e.total ? `/${e.total}` : "";
+      process.stdout.write(
+        chalk.dim(`    … ${e.server}.${e.tool} ${e.progress}${of}${e.message ? ` ${e.message}` : ""}\n`),
+      );
+    }
+  });
+  return {
+    onEvent: (e: LoopEvent) => {
+      const line = traceLine(e, verbose);
+      if (line) process.stdout.write(`${line}\n`);
+    },
+    dispose: off,
+  };
+}
+
+/** Run one query, printing the live trace (or nothing, with --json). */
 async function runOne(
   rt: Runtime,
   query: string,
@@ -27,19 +52,15 @@ async function runOne(
   verbose: boolean,
   signal?: AbortSignal,
 ): Promise<AgentSession> {
-  const loop = rt.loop({
-    signal,
-    onEvent: json
-      ? undefined
-      : (e) => {
-          const line = traceLine(e, verbose);
-          if (line) process.stdout.write(`${line}\n`);
-        },
-  });
-  return loop.run(query);
+  const trace = traceTo(rt, json, verbose);
+  try {
+    return await rt.loop({ signal, onEvent: trace.onEvent }).run(query);
+  } finally {
+    trace.dispose();
+  }
 }
 
-function printOutcome(s: AgentSession, json: boolean) {
+export function printOutcome(s: AgentSession, json: boolean) {
   if (json) {
     process.stdout.write(`${JSON.stringify(summarize(s), null, 2)}\n`);
     return;
@@ -61,7 +82,7 @@ function printOutcome(s: AgentSession, json: boolean) {
 }
 
 /** Ctrl-C cancels the session in flight (it ends with a status and is logged); a second one exits. */
-function cancelOnSigint(): { signal: AbortSignal; dispose(): void } {
+export function cancelOnSigint(): { signal: AbortSignal; dispose(): void } {
   const ac = new AbortController();
   const onSigint = () => {
     if (ac.signal.aborted) process.exit(130);

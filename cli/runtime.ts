@@ -1,12 +1,13 @@
 /**
- * Wires what a command needs from the global options: config folder, profile, models, hub and store.
- * Everything opened here is closed by `close()`, also on Ctrl-C.
+ * Wires what a command needs from the global options: config folder, profile, models, the human channel,
+ * hub and store. Everything opened here is closed by `close()`.
  */
 import { join } from "node:path";
 import type { Command } from "commander";
 import { AgentLoop, storeMemory, type LoopDeps } from "../agent/index.js";
 import { configDir, loadProfile, type Profile } from "../config/index.js";
-import { defaultDbPath, type ToolHost } from "../core/index.js";
+import { defaultDbPath } from "../core/index.js";
+import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createProvider } from "../llm/index.js";
 import type { ModelProvider } from "../llm/types.js";
 import { MultiMCP } from "../mcp_servers/index.js";
@@ -17,7 +18,9 @@ export interface GlobalOptions {
   db?: string;
   model?: string;
   profile?: string;
+  hil?: string;
   verbose?: boolean;
+  json?: boolean;
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {
@@ -42,15 +45,22 @@ export interface Runtime {
   store: SessionStore;
   hub: MultiMCP;
   models: { perception: ModelProvider; decision: ModelProvider };
+  human: HumanChannel;
   loop(extra?: Partial<LoopDeps>): AgentLoop;
   close(): Promise<void>;
 }
 
-export async function openRuntime(opts: GlobalOptions): Promise<Runtime> {
+export interface RuntimeOverrides {
+  /** Use these models instead of `--model` (replay). */
+  models?: Runtime["models"];
+}
+
+export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrides = {}): Promise<Runtime> {
   const dir = configDir(opts.config);
   const { name, profile } = loadProfile(dir, opts.profile);
-  // Models first: a missing key should fail before any server is spawned.
-  const models = createModels(opts.model);
+  // Models and the channel first: a missing key or a bad --hil should fail before any server is spawned.
+  const models = overrides.models ?? createModels(opts.model);
+  const human = createChannel(opts.hil, { isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY });
   const store = openStore(opts);
   let hub: MultiMCP;
   try {
@@ -59,11 +69,26 @@ export async function openRuntime(opts: GlobalOptions): Promise<Runtime> {
     store.close();
     throw e;
   }
+  // An MCP server's elicitation/create goes to the same human, logged in the session being run.
+  let current: string | undefined;
+  hub.setElicitationHandler(async (server, request) => {
+    const question = {
+      kind: "elicitation" as const,
+      server,
+      message: request.message,
+      requestedSchema:
+        "requestedSchema" in request ? request.requestedSchema : { type: "object" as const, properties: {} },
+    };
+    const answer = await askOrDefer(human, question);
+    if (current) store.recordHumanInput(current, toHumanInput(question, answer));
+    return toElicitResult(answer);
+  });
   const base = (): LoopDeps => ({
     models,
-    host: hub as ToolHost,
+    host: hub,
     recorder: store,
     profile,
+    human,
     memory: storeMemory(store, profile.memory_hits),
   });
   return {
@@ -72,7 +97,18 @@ export async function openRuntime(opts: GlobalOptions): Promise<Runtime> {
     store,
     hub,
     models,
-    loop: (extra) => new AgentLoop({ ...base(), ...extra }),
+    human,
+    loop: (extra) => {
+      const deps = { ...base(), ...extra };
+      const onEvent = deps.onEvent;
+      return new AgentLoop({
+        ...deps,
+        onEvent: (e) => {
+          if (e.type === "session_start") current = e.session_id;
+          onEvent?.(e);
+        },
+      });
+    },
     async close() {
       await hub.close();
       store.close();
