@@ -1,13 +1,20 @@
 /**
- * `--model <provider[:model]>` → a ModelProvider. Specs: `gemini[:model]`, `scripted:<file>`,
- * `openai:<model>`, `llama:<path | hf:repo/file>`; no spec → the default choice (see chooseDefault).
+ * `--model <provider[:model]>` → a ModelProvider. Specs: `gemini[:model]`, `openai[:model]`,
+ * `llama:<path | hf:owner/repo/file.gguf>` (empty = the local default GGUF), `scripted:<file>`;
+ * no spec → the default choice (chooseDefault). `createModels` gives one provider per role from models.yaml.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { ConfigError, ModelError, type Clock } from "../core/index.js";
-import { GeminiTransport } from "./gemini.js";
-import type { RetryPolicy } from "./retry.js";
+import { bundledModelsConfig, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
+import { modelCacheDir, type DownloadOptions } from "./download.js";
+import { GeminiTransport, NO_GEMINI_KEY_MESSAGE } from "./gemini.js";
+import { LlamaTransport } from "./llama.js";
+import { OpenAITransport } from "./openai.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { ScriptedTransport, type Script, type ScriptedCall } from "./scripted.js";
-import { StructuredProvider, type ModelPrice } from "./structured.js";
-import type { ModelProvider } from "./types.js";
+import { StructuredProvider, type ModelPrice, type StructuredOptions, type Transport } from "./structured.js";
+import type { GenerateRequest, GenerateResult, ModelProvider } from "./types.js";
 
 export interface ProviderOptions {
   env?: NodeJS.ProcessEnv;
@@ -21,10 +28,13 @@ export interface ProviderOptions {
   retry?: RetryPolicy;
   /** Extra calls after an invalid reply (default 1). */
   repair_rounds?: number;
-  /** Price of the chosen model, for cost_usd on results. */
-  price?: ModelPrice;
+  /** USD per million tokens by model id, for cost_usd on results (default: models.yaml costs). */
+  costs?: Record<string, ModelPrice>;
   /** Uniform [0, 1) for retry jitter; injectable for tests. */
   random?: () => number;
+  /** models.yaml (parsed); the bundled config/models.yaml when absent. */
+  config?: ModelsFile;
+  download?: DownloadOptions;
 }
 
 export const PROVIDER_NAMES = ["gemini", "openai", "llama", "scripted"] as const;
@@ -37,53 +47,123 @@ export function parseModelSpec(spec: string): { provider: string; model: string 
   if (!(PROVIDER_NAMES as readonly string[]).includes(provider)) {
     throw new ConfigError(
       `--model ${spec}: unknown provider "${provider}" (use gemini[:model], openai:<model>, ` +
-        `llama:<file.gguf | hf:repo/file>, or scripted:<file>)`,
+        `llama:<file.gguf | hf:owner/repo/file.gguf>, or scripted:<file>)`,
       { code: "MODEL_SPEC_INVALID" },
     );
   }
   return { provider, model };
 }
 
-/** A provider for a `--model` spec; throws MODEL_NO_KEY (exit 3) at creation when a key is missing. */
-export function createProvider(spec: string | undefined, options: ProviderOptions = {}): ModelProvider {
-  const env = options.env ?? process.env;
-  if (!spec) {
-    if (env.GEMINI_API_KEY) return createProvider("gemini", options);
-    throw new ModelError(
-      "MODEL_NO_KEY",
-      "no model configured: set GEMINI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server, or pick " +
-        "one with --model (gemini[:model], openai:<model>, llama:<file.gguf>, scripted:<file>)",
-    );
+export interface DefaultChoice {
+  /** The spec chosen, e.g. "gemini", "openai", "llama:". */
+  spec: string;
+  /** Why, in one line for `pda models`. */
+  reason: string;
+}
+
+/**
+ * The model used when none is named: Gemini when GEMINI_API_KEY is set, else the OpenAI-compatible server
+ * at OPENAI_BASE_URL, else the local default GGUF (downloaded once into the user's cache).
+ */
+export function chooseDefault(env: NodeJS.ProcessEnv = process.env, config?: ModelsFile): DefaultChoice {
+  if (env.GEMINI_API_KEY) return { spec: "gemini", reason: "GEMINI_API_KEY is set" };
+  if (env.OPENAI_BASE_URL) {
+    return {
+      spec: env.OPENAI_MODEL ? `openai:${env.OPENAI_MODEL}` : "openai",
+      reason:
+        `OPENAI_BASE_URL is set (${env.OPENAI_BASE_URL}) and GEMINI_API_KEY is not` +
+        (env.OPENAI_MODEL
+          ? ""
+          : "; the model is the first one the server lists (set OPENAI_MODEL to choose)"),
+    };
   }
+  const local = config?.local_default;
+  if (!local) {
+    return { spec: "", reason: "no GEMINI_API_KEY, no OPENAI_BASE_URL, and no local_default in models.yaml" };
+  }
+  const cached = existsSync(join(modelCacheDir(env), local.file));
+  return {
+    spec: "llama:",
+    reason:
+      `neither GEMINI_API_KEY nor OPENAI_BASE_URL is set: the local default model ${local.description || local.file}` +
+      (cached ? `, cached in ${modelCacheDir(env)}` : `, downloaded on first use into ${modelCacheDir(env)}`),
+  };
+}
+
+const NOTHING_CONFIGURED =
+  "no model available: set GEMINI_API_KEY (https://aistudio.google.com/apikey), or OPENAI_BASE_URL for an " +
+  "OpenAI-compatible server (e.g. Ollama at http://127.0.0.1:11434/v1), or pass --model llama:<file.gguf> " +
+  "or --model scripted:<file>";
+
+/** One provider for a `--model` spec (call settings from `options`); MODEL_NO_KEY (exit 3) when a key is missing. */
+export function createProvider(spec: string | undefined, options: ProviderOptions = {}): ModelProvider {
+  const config = options.config ?? bundledModelsConfig();
+  const resolved = spec || chooseDefault(options.env ?? process.env, config).spec;
+  const transport = createTransport(resolved, options);
+  const settings: CallSettings = {
+    ...config.defaults,
+    ...definedOnly({
+      temperature: options.temperature,
+      max_output_tokens: options.max_output_tokens,
+      timeout_ms: options.timeout_ms,
+      repair_rounds: options.repair_rounds,
+    }),
+  };
+  return wrap(transport, settings, options, config);
+}
+
+function wrap(transport: Transport, settings: CallSettings, options: ProviderOptions, config: ModelsFile) {
+  const structured: StructuredOptions = {
+    clock: options.clock,
+    repair_rounds: settings.repair_rounds,
+    costs: options.costs ?? config.costs,
+    call: {
+      temperature: settings.temperature,
+      max_output_tokens: settings.max_output_tokens,
+      timeout_ms: settings.timeout_ms,
+    },
+  };
+  return transport instanceof ScriptedTransport
+    ? new ScriptedProvider(transport, structured)
+    : new StructuredProvider(transport, structured);
+}
+
+/** The transport for a spec: the wire client, with retries and timeouts, no parsing. */
+export function createTransport(spec: string, options: ProviderOptions = {}): Transport {
+  const env = options.env ?? process.env;
+  const config = options.config ?? bundledModelsConfig();
+  if (!spec) throw new ModelError("MODEL_NO_KEY", NOTHING_CONFIGURED);
   const { provider, model } = parseModelSpec(spec);
-  const structured = { clock: options.clock, repair_rounds: options.repair_rounds, price: options.price };
+  const retry = options.retry ?? config.retry ?? DEFAULT_RETRY;
+  const common = { env, clock: options.clock, random: options.random, retry, timeout_ms: options.timeout_ms };
   switch (provider) {
     case "gemini":
-      return new StructuredProvider(
-        new GeminiTransport({
-          model,
-          env,
-          apiKey: options.apiKey,
-          baseUrl: options.baseUrl,
-          temperature: options.temperature,
-          max_output_tokens: options.max_output_tokens,
-          timeout_ms: options.timeout_ms,
-          retry: options.retry,
-          clock: options.clock,
-          random: options.random,
-        }),
-        structured,
-      );
+      return new GeminiTransport({ ...common, model, apiKey: options.apiKey, baseUrl: options.baseUrl });
+    case "openai":
+      return new OpenAITransport({
+        ...common,
+        model,
+        apiKey: options.apiKey,
+        baseUrl: options.baseUrl,
+        json_schema: config.openai.json_schema,
+      });
+    case "llama":
+      return new LlamaTransport({
+        model,
+        localDefault: config.local_default,
+        context_size: config.llama.context_size,
+        threads: config.llama.threads,
+        download: { env, ...options.download },
+      });
     case "scripted":
-      if (!model)
+      if (!model) {
         throw new ConfigError("--model scripted:<file>: the script file is missing", {
           code: "MODEL_SPEC_INVALID",
         });
-      return new ScriptedProvider(ScriptedTransport.fromFile(model), structured);
+      }
+      return ScriptedTransport.fromFile(model);
     default:
-      throw new ConfigError(`--model ${spec}: the ${provider} provider is not available yet`, {
-        code: "MODEL_SPEC_INVALID",
-      });
+      throw new ConfigError(`--model ${spec}: unknown provider`, { code: "MODEL_SPEC_INVALID" });
   }
 }
 
@@ -91,17 +171,13 @@ export function createProvider(spec: string | undefined, options: ProviderOption
 export class ScriptedProvider extends StructuredProvider {
   constructor(
     private readonly script: ScriptedTransport,
-    options: ConstructorParameters<typeof StructuredProvider>[1] = {},
+    options: StructuredOptions = {},
   ) {
     super(script, options);
   }
 
   /** Build from an in-memory script (e.g. `pda replay` from a logged session). */
-  static fromScript(
-    script: Script,
-    source = "inline",
-    options: ConstructorParameters<typeof StructuredProvider>[1] = {},
-  ) {
+  static fromScript(script: Script, source = "inline", options: StructuredOptions = {}) {
     return new ScriptedProvider(new ScriptedTransport(script, source), options);
   }
 
@@ -114,4 +190,126 @@ export class ScriptedProvider extends StructuredProvider {
   get calls(): readonly ScriptedCall[] {
     return this.script.calls;
   }
+}
+
+export interface RoleModel {
+  role: string;
+  /** The spec in effect, e.g. "gemini:gemini-flash-latest". */
+  spec: string;
+  provider: string;
+  model: string;
+  /** Where the choice came from: --model, models.yaml roles.<role>.model, defaults.model, or the default choice. */
+  source: string;
+  settings: CallSettings;
+}
+
+/**
+ * One ModelProvider for the whole loop that routes each request by its role to that role's provider
+ * (models.yaml: perception may use a cheaper model than decision). `--model` wins for every role.
+ * Roles sharing a spec share one transport (one loaded local model, one script).
+ */
+export class ModelRouter implements ModelProvider {
+  private readonly transports = new Map<string, Transport>();
+  private readonly byRole = new Map<string, { provider: ModelProvider; info: RoleModel }>();
+  private readonly config: ModelsFile;
+  private readonly defaultChoice: DefaultChoice;
+
+  constructor(private readonly options: ProviderOptions & { model?: string; roles?: string[] } = {}) {
+    this.config = options.config ?? bundledModelsConfig();
+    this.defaultChoice = chooseDefault(options.env ?? process.env, this.config);
+    // Build the loop's roles now, so a missing key fails at start-up (exit 3), not mid-session.
+    for (const role of options.roles ?? ["perception", "decision"]) this.forRole(role);
+  }
+
+  get provider(): string {
+    return this.forRole("decision").provider;
+  }
+
+  get model(): string {
+    return this.forRole("decision").model;
+  }
+
+  generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
+    return this.forRole(request.role).generate(request);
+  }
+
+  /** The provider a role uses. */
+  forRole(role: string): ModelProvider {
+    return this.entry(role).provider;
+  }
+
+  /** What each role uses and why, for `pda models` and traces. */
+  describe(roles?: string[]): RoleModel[] {
+    const names = roles ?? [...new Set(["perception", "decision", ...Object.keys(this.config.roles)])];
+    return names.map((r) => ({ ...this.entry(r).info, model: this.entry(r).provider.model }));
+  }
+
+  get defaultModel(): DefaultChoice {
+    return this.defaultChoice;
+  }
+
+  /** Scripted replies never played, by role, across scripted transports. */
+  unconsumed(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const t of this.transports.values()) {
+      if (t instanceof ScriptedTransport) Object.assign(out, t.unconsumed());
+    }
+    return out;
+  }
+
+  /** Release local models. */
+  async close(): Promise<void> {
+    for (const t of this.transports.values()) if (t instanceof LlamaTransport) await t.close();
+  }
+
+  private entry(role: string) {
+    let e = this.byRole.get(role);
+    if (e) return e;
+    const settings = roleSettings(this.config, role);
+    const roleModel = this.config.roles[role]?.model;
+    const [spec, source] = this.options.model
+      ? [this.options.model, "--model"]
+      : roleModel
+        ? [roleModel, `models.yaml roles.${role}.model`]
+        : settings.model
+          ? [settings.model, "models.yaml defaults.model"]
+          : [this.defaultChoice.spec, `default: ${this.defaultChoice.reason}`];
+    let transport = this.transports.get(spec);
+    if (!transport) {
+      transport = createTransport(spec, { ...this.options, config: this.config });
+      this.transports.set(spec, transport);
+    }
+    const provider = wrap(
+      transport,
+      { ...settings, ...definedOnly(pick(this.options)) },
+      this.options,
+      this.config,
+    );
+    e = {
+      provider,
+      info: { role, spec, provider: provider.provider, model: provider.model, source, settings },
+    };
+    this.byRole.set(role, e);
+    return e;
+  }
+}
+
+/** The loop's models from models.yaml and `--model`. */
+export function createModels(
+  options: ProviderOptions & { model?: string; roles?: string[] } = {},
+): ModelRouter {
+  return new ModelRouter(options);
+}
+
+function pick(o: ProviderOptions): CallSettings {
+  return {
+    temperature: o.temperature,
+    max_output_tokens: o.max_output_tokens,
+    timeout_ms: o.timeout_ms,
+    repair_rounds: o.repair_rounds,
+  };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -218,7 +218,7 @@ describe("gemini provider", () => {
     const { provider } = await setup(
       () => ({ json: samplePerception(), usage: { input: 1_000_000, output: 500_000 } }),
       {
-        price: { input_per_mtok: 0.3, output_per_mtok: 2.5 },
+        costs: { "gemini-test-flash": { input_per_mtok: 0.3, output_per_mtok: 2.5 } },
       },
     );
     const r = await provider.generate(perceive);

@@ -57,7 +57,7 @@ export class GeminiTransport implements Transport {
   }
 
   async complete(turn: RawTurn): Promise<RawCompletion> {
-    const timeoutMs = this.options.timeout_ms ?? 60_000;
+    const timeoutMs = turn.call?.timeout_ms ?? this.options.timeout_ms ?? 60_000;
     const { value, retries } = await withRetry(
       () =>
         withTimeout(
@@ -77,6 +77,8 @@ export class GeminiTransport implements Transport {
   }
 
   private async once(turn: RawTurn, signal: AbortSignal): Promise<RawCompletion> {
+    const temperature = turn.call?.temperature ?? this.options.temperature;
+    const maxTokens = turn.call?.max_output_tokens ?? this.options.max_output_tokens;
     let res: GenerateContentResponse;
     try {
       res = await this.ai.models.generateContent({
@@ -86,8 +88,8 @@ export class GeminiTransport implements Transport {
           systemInstruction: turn.system,
           responseMimeType: "application/json",
           responseJsonSchema: turn.jsonSchema,
-          ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
-          ...(this.options.max_output_tokens ? { maxOutputTokens: this.options.max_output_tokens } : {}),
+          ...(temperature !== undefined ? { temperature } : {}),
+          ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
           abortSignal: signal,
         },
       });

@@ -2,10 +2,16 @@
 export type * from "./types.js";
 export {
   createProvider,
+  createModels,
+  createTransport,
+  chooseDefault,
   parseModelSpec,
+  ModelRouter,
   ScriptedProvider,
   PROVIDER_NAMES,
   type ProviderOptions,
+  type DefaultChoice,
+  type RoleModel,
 } from "./create.js";
 export { StructuredProvider, costOf, repairPrompt, type Transport, type ModelPrice } from "./structured.js";
 export {
@@ -21,5 +27,23 @@ export {
   NO_GEMINI_KEY_MESSAGE,
   type GeminiOptions,
 } from "./gemini.js";
+export { OpenAITransport, DEFAULT_OPENAI_BASE_URL, type OpenAIOptions } from "./openai.js";
+export { LlamaTransport, grammarSchema, type LlamaOptions } from "./llama.js";
+export {
+  ensureModelFile,
+  hfSpec,
+  modelCacheDir,
+  type ModelFileSpec,
+  type DownloadOptions,
+} from "./download.js";
 export { ScriptedTransport, Script, ScriptEntry, type ScriptedCall } from "./scripted.js";
 export { DEFAULT_RETRY, TransientModelError, withRetry, type RetryPolicy } from "./retry.js";
+export {
+  ModelsFile,
+  CallSettings,
+  LocalModel,
+  parseModelsConfig,
+  loadModelsConfig,
+  bundledModelsConfig,
+  roleSettings,
+} from "./config.js";

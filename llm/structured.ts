@@ -5,6 +5,7 @@
 import { ModelError, modelJsonSchema, systemClock, type Clock } from "../core/index.js";
 import { parseModelOutput, type ParseFailureKind } from "./parse.js";
 import type {
+  CallOptions,
   GenerateRequest,
   GenerateResult,
   ModelProvider,
@@ -30,7 +31,10 @@ export interface StructuredOptions {
   clock?: Clock;
   /** Extra model calls after an invalid reply (default 1: "ask once more showing the error"). */
   repair_rounds?: number;
-  price?: ModelPrice;
+  /** Price per model id (models.yaml costs); looked up when a result is made, the model may be learned late. */
+  costs?: Record<string, ModelPrice>;
+  /** Temperature, max tokens and timeout sent with every turn. */
+  call?: CallOptions;
 }
 
 const FAILURE_CODE: Record<ParseFailureKind, string> = {
@@ -43,20 +47,25 @@ const FAILURE_CODE: Record<ParseFailureKind, string> = {
 /** A ModelProvider over a transport. */
 export class StructuredProvider implements ModelProvider {
   readonly provider: string;
-  readonly model: string;
   private readonly clock: Clock;
   private readonly repairRounds: number;
-  private readonly price?: ModelPrice;
+  private readonly costs: Record<string, ModelPrice>;
+  private readonly call?: CallOptions;
 
   constructor(
     readonly transport: Transport,
     options: StructuredOptions = {},
   ) {
     this.provider = transport.provider;
-    this.model = transport.model;
     this.clock = options.clock ?? systemClock;
     this.repairRounds = options.repair_rounds ?? 1;
-    this.price = options.price;
+    this.costs = options.costs ?? {};
+    this.call = options.call;
+  }
+
+  /** Read through: some transports learn their model on the first call (openai without a model name). */
+  get model(): string {
+    return this.transport.model;
   }
 
   async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
@@ -73,12 +82,14 @@ export class StructuredProvider implements ModelProvider {
         jsonSchema,
         schemaName: request.schemaName,
         signal: request.signal,
+        call: this.call,
       });
       usage.input_tokens += reply.usage.input_tokens;
       usage.output_tokens += reply.usage.output_tokens;
       retries += reply.retries ?? 0;
       const parsed = parseModelOutput(reply.text, request.schema, request.schemaName);
       if (parsed.ok) {
+        const price = this.costs[this.model];
         return {
           value: parsed.value,
           raw: reply.text,
@@ -88,7 +99,7 @@ export class StructuredProvider implements ModelProvider {
           provider: this.provider,
           model: this.model,
           retries,
-          ...(this.price ? { cost_usd: costOf(usage, this.price) } : {}),
+          ...(price ? { cost_usd: costOf(usage, price) } : {}),
         };
       }
       if (attempt > this.repairRounds) {

@@ -50,6 +50,14 @@ export interface RawTurn {
   jsonSchema: Record<string, unknown>;
   schemaName: string;
   signal?: AbortSignal;
+  /** Per-role call settings (models.yaml); a transport falls back to its own defaults. */
+  call?: CallOptions;
+}
+
+export interface CallOptions {
+  temperature?: number;
+  max_output_tokens?: number;
+  timeout_ms?: number;
 }
 
 export interface RawCompletion {

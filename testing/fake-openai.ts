@@ -1,0 +1,174 @@
+/**
+ * A fake OpenAI-compatible server on 127.0.0.1 speaking the real chat-completions wire format
+ * (`POST /v1/chat/completions`, `GET /v1/models`). It can behave like a server without structured outputs
+ * (`jsonSchema: false` → 400 on `response_format: json_schema`, as older vLLM / LM Studio builds do).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface FakeOpenAIRequest {
+  model: string;
+  body: {
+    model?: string;
+    messages?: Array<{ role: string; content: string }>;
+    response_format?: { type: string; json_schema?: { name?: string; schema?: Record<string, unknown> } };
+    [k: string]: unknown;
+  };
+  systemText: string;
+  userText: string;
+  /** "json_schema" | "json_object" | undefined */
+  responseFormat?: string;
+  n: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export type FakeOpenAIReply = { delayMs?: number } & (
+  | { json: unknown; usage?: { input?: number; output?: number }; finishReason?: string }
+  | { text: string; usage?: { input?: number; output?: number }; finishReason?: string }
+  | { refusal: string }
+  /** An error with the OpenAI envelope; `retryAfter` (seconds) / `retryAfterMs` set the headers. */
+  | { status: number; message?: string; retryAfter?: string; retryAfterMs?: number }
+);
+
+export type FakeOpenAIHandler = (req: FakeOpenAIRequest) => FakeOpenAIReply | Promise<FakeOpenAIReply>;
+
+export interface FakeOpenAI {
+  /** Base URL including /v1, for OPENAI_BASE_URL. */
+  url: string;
+  requests: FakeOpenAIRequest[];
+  close(): Promise<void>;
+}
+
+export async function startFakeOpenAI(options: {
+  handler: FakeOpenAIHandler;
+  /** false: reject `response_format: json_schema` with 400 like a server without structured outputs. */
+  jsonSchema?: boolean;
+  /** Model ids for GET /v1/models. */
+  models?: string[];
+}): Promise<FakeOpenAI> {
+  const requests: FakeOpenAIRequest[] = [];
+  const server = createServer((req, res) => {
+    void serve(req, res).catch((e: unknown) => {
+      if (!res.headersSent) sendError(res, 500, String(e));
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse) {
+    const text = await readBody(req);
+    if (req.method === "GET" && req.url === "/v1/models") {
+      const data = (options.models ?? ["fake-model"]).map((id) => ({
+        id,
+        object: "model",
+        owned_by: "fake",
+      }));
+      return send(res, 200, { object: "list", data });
+    }
+    if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
+      return sendError(res, 404, `no route ${req.method} ${req.url}`);
+    }
+    const body = JSON.parse(text) as FakeOpenAIRequest["body"];
+    const messages = body.messages ?? [];
+    const record: FakeOpenAIRequest = {
+      model: body.model ?? "",
+      body,
+      systemText: messages
+        .filter((m) => m.role === "system")
+        .map((m) => m.content)
+        .join("\n"),
+      userText: messages
+        .filter((m) => m.role === "user")
+        .map((m) => m.content)
+        .join("\n"),
+      responseFormat: body.response_format?.type,
+      n: requests.length + 1,
+      headers: req.headers,
+    };
+    requests.push(record);
+    if (options.jsonSchema === false && record.responseFormat === "json_schema") {
+      return sendError(
+        res,
+        400,
+        "response_format type json_schema is not supported",
+        "invalid_request_error",
+      );
+    }
+    const reply = await options.handler(record);
+    if (reply.delayMs) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, reply.delayMs);
+        res.once("close", () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      if (res.destroyed || res.writableEnded) return;
+    }
+    if ("status" in reply) {
+      const headers: Record<string, string> = {};
+      if (reply.retryAfter) headers["retry-after"] = reply.retryAfter;
+      if (reply.retryAfterMs !== undefined) headers["retry-after-ms"] = String(reply.retryAfterMs);
+      const type = reply.status === 429 ? "rate_limit_exceeded" : "server_error";
+      return sendError(res, reply.status, reply.message ?? `fake ${reply.status}`, type, headers);
+    }
+    const content = "refusal" in reply ? null : "json" in reply ? JSON.stringify(reply.json) : reply.text;
+    const usage = "refusal" in reply ? undefined : reply.usage;
+    const input = usage?.input ?? Math.ceil((record.systemText.length + record.userText.length) / 4);
+    const output = usage?.output ?? Math.ceil((content ?? "").length / 4);
+    send(res, 200, {
+      id: `chatcmpl-fake-${record.n}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: record.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content, refusal: "refusal" in reply ? reply.refusal : null },
+          logprobs: null,
+          finish_reason: "refusal" in reply ? "stop" : (reply.finishReason ?? "stop"),
+        },
+      ],
+      usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+    });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type = "server_error",
+  headers: Record<string, string> = {},
+) {
+  send(res, status, { error: { message, type, param: null, code: null } }, headers);
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
