@@ -155,6 +155,26 @@ describe("pda run, end to end", () => {
     expect(r.stdout).toMatch(/answer 31/);
   });
 
+  it("replays a logged session with the model unreachable and reproduces its answer", async () => {
+    const db = join(dir, "replay.db");
+    const r = await pda(["run", "What is 32 + 5 - 3 * 2", "--json", "--db", db], {
+      GEMINI_API_KEY: "k",
+      GEMINI_BASE_URL: gemini.url,
+    });
+    const { session_id } = JSON.parse(r.stdout);
+    await gemini.close();
+    const before = seen.length;
+    const replay = await pda(["replay", session_id, "--json", "--db", db], {});
+    expect(replay.stderr).toBe("");
+    expect(replay.code).toBe(0);
+    const out = JSON.parse(replay.stdout);
+    expect(out).toMatchObject({ same_answer: true, differences: [], unconsumed_model_outputs: {} });
+    expect(out.replayed).toMatchObject({ status: "succeeded", final_answer: "31", tool_calls: 3 });
+    expect(out.replayed.session_id).not.toBe(session_id);
+    expect(seen.length).toBe(before);
+    gemini = await startFakeGemini({ handler: () => ({ status: 500 }) }); // for afterEach
+  });
+
   it("without a key or model says how to set one, exit 3", async () => {
     const r = await pda(["run", "What is 1 + 1", "--db", join(dir, "k.db")], {});
     expect(r.code).toBe(3);
