@@ -1,0 +1,189 @@
+/**
+ * The calling convention of a tool function in the sandbox: arguments as sent by the code → the named JSON
+ * arguments the tool receives, validated against the tool's input schema with defaults filled in.
+ *
+ * - One plain object → named arguments: `add({a: 1, b: 2})`. Exception: a tool whose only parameter is itself
+ *   an object takes such an argument as that parameter's value, unless every key names a parameter.
+ * - Anything else → positional, in the order the input schema lists its properties (`add(1, 2)`);
+ *   `toolSignature` shows that order. `undefined` in a position means "not given" (the default applies).
+ * - Values become JSON explicitly: Date → ISO string, Uint8Array/ArrayBuffer → base64 string, bigint → number
+ *   when it is a safe integer; NaN, Infinity, a larger bigint, undefined inside a value, functions, symbols,
+ *   Map and Set are refused with an error naming the field.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { ToolError, type ToolInfo } from "../core/index.js";
+
+const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateSchema: false });
+const validators = new WeakMap<object, ValidateFunction | null>();
+
+function validator(schema: Record<string, unknown>): ValidateFunction | null {
+  let fn = validators.get(schema);
+  if (fn === undefined) {
+    try {
+      fn = ajv.compile(schema);
+    } catch {
+      // A schema ajv cannot compile (unknown draft, broken $ref): the server stays the judge of its input.
+      fn = null;
+    }
+    validators.set(schema, fn);
+  }
+  return fn;
+}
+
+type Props = Record<string, Record<string, unknown>>;
+
+function properties(tool: ToolInfo): Props {
+  const props = tool.inputSchema?.properties;
+  return props && typeof props === "object" && !Array.isArray(props) ? (props as Props) : {};
+}
+
+/** Parameter names in positional order (the schema's property order). */
+export function parameterNames(tool: ToolInfo): string[] {
+  return Object.keys(properties(tool));
+}
+
+/** `add(a: number, b: number)` — the call shape shown to the model; `?` marks optional parameters. */
+export function toolSignature(tool: ToolInfo, name: string = tool.qualified): string {
+  const props = properties(tool);
+  const required = new Set(
+    Array.isArray(tool.inputSchema?.required) ? (tool.inputSchema.required as string[]) : [],
+  );
+  const params = Object.entries(props).map(([p, s]) => {
+    const type = Array.isArray(s.type) ? s.type.join(" | ") : typeof s.type === "string" ? s.type : "any";
+    const item = type === "array" && typeof (s.items as { type?: unknown })?.type === "string";
+    const shown = item ? `${(s.items as { type: string }).type}[]` : type;
+    return `${p}${required.has(p) ? "" : "?"}: ${shown}`;
+  });
+  return `${name}(${params.join(", ")})`;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function fieldName(path: string): string {
+  return path === "" ? "(arguments)" : path;
+}
+
+/** A decoded sandbox value → JSON for a tool, or a ToolError naming the field. */
+function toJson(value: unknown, path: string, tool: string): unknown {
+  const fail = (why: string): never => {
+    throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: argument "${fieldName(path)}" ${why}`);
+  };
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value : fail(`is ${value}, which is not a JSON number`);
+    case "bigint":
+      return Number.isSafeInteger(Number(value))
+        ? Number(value)
+        : fail(`is the bigint ${value}, too large for a JSON number; pass it as a string`);
+    case "undefined":
+      return fail("is undefined; leave it out or pass null");
+    case "function":
+    case "symbol":
+      return fail(`is a ${typeof value}, which cannot be sent to a tool`);
+  }
+  if (value === null) return null;
+  if (value instanceof Date) {
+    return Number.isNaN(value.getTime()) ? fail("is an invalid Date") : value.toISOString();
+  }
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
+    const buf =
+      value instanceof ArrayBuffer
+        ? Buffer.from(value)
+        : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    return buf.toString("base64");
+  }
+  if (Array.isArray(value)) return value.map((v, i) => toJson(v, `${path}[${i}]`, tool));
+  if (value instanceof Map || value instanceof Set) {
+    return fail(`is a ${value instanceof Map ? "Map" : "Set"}; pass a plain object or an array`);
+  }
+  if (!isPlainObject(value)) {
+    const tag = (value as { $pda?: unknown }).$pda;
+    return fail(
+      `is ${typeof tag === "string" ? `a ${tag}` : "an object of a class"}, which cannot be sent to a tool`,
+    );
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === undefined) continue; // an absent optional field, as JSON.stringify would have it
+    Object.defineProperty(out, k, {
+      value: toJson(v, path ? `${path}.${k}` : k, tool),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** True when the single object argument is that one object-typed parameter's value, not named arguments. */
+function isWholeValueOfOnlyParam(tool: ToolInfo, arg: Record<string, unknown>): boolean {
+  const props = properties(tool);
+  const names = Object.keys(props);
+  if (names.length !== 1) return false;
+  const only = props[names[0]!]!;
+  const objectTyped =
+    only.type === "object" || (only.type === undefined && typeof only.properties === "object");
+  return objectTyped && !Object.keys(arg).every((k) => k === names[0]);
+}
+
+function describe(e: ErrorObject): string {
+  const path = e.instancePath
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
+  const at = (name: string) => (path ? `${path}.${name}` : name);
+  if (e.keyword === "required")
+    return `missing required argument "${at((e.params as { missingProperty: string }).missingProperty)}"`;
+  if (e.keyword === "additionalProperties") {
+    return `unknown argument "${at((e.params as { additionalProperty: string }).additionalProperty)}"`;
+  }
+  if (e.keyword === "enum") {
+    const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+    return `argument "${path || "(arguments)"}" must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
+  return `argument "${path || "(arguments)"}" ${e.message ?? "is invalid"}`;
+}
+
+/**
+ * The arguments of one call (decoded sandbox values) → validated named JSON arguments with defaults, or a
+ * ToolError TOOL_INVALID_ARGS whose message names the field and shows the signature.
+ */
+export function toolArguments(tool: ToolInfo, args: unknown[]): Record<string, unknown> {
+  const name = tool.qualified;
+  const names = parameterNames(tool);
+  let named: Record<string, unknown>;
+  const first = args[0];
+  if (args.length === 1 && isPlainObject(first) && !isWholeValueOfOnlyParam(tool, first)) {
+    named = toJson(first, "", name) as Record<string, unknown>;
+  } else {
+    if (args.length > names.length) {
+      throw new ToolError(
+        "TOOL_INVALID_ARGS",
+        name,
+        `${name}: takes ${names.length} argument${names.length === 1 ? "" : "s"}, got ${args.length}; call it as ${toolSignature(tool)} or with one object of named arguments`,
+      );
+    }
+    named = {};
+    args.forEach((v, i) => {
+      if (v !== undefined) named[names[i]!] = toJson(v, names[i]!, name);
+    });
+  }
+  const check = tool.inputSchema ? validator(tool.inputSchema) : null;
+  if (check && !check(named)) {
+    const problems = [...new Set((check.errors ?? []).map(describe))];
+    throw new ToolError(
+      "TOOL_INVALID_ARGS",
+      name,
+      `${name}: ${problems.join("; ")} (signature: ${toolSignature(tool)})`,
+    );
+  }
+  return named;
+}

@@ -1,0 +1,189 @@
+/**
+ * How values cross the sandbox boundary: always as a JSON string, with the values JSON cannot carry made
+ * explicit as tagged objects `{"$pda": kind, ...}` rather than silently dropped or changed:
+ *
+ *   undefined            {"$pda":"undefined"}
+ *   NaN, ±Infinity       {"$pda":"number","value":"NaN" | "Infinity" | "-Infinity"}
+ *   bigint               {"$pda":"bigint","value":"12345678901234567890"}
+ *   Date                 {"$pda":"date","value":"2024-01-02T03:04:05.000Z"}   (invalid date: value null)
+ *   Uint8Array, other typed arrays, ArrayBuffer, DataView
+ *                        {"$pda":"bytes","base64":"AQID"}   (+ "type":"Float32Array" etc. when not Uint8Array)
+ *   Map / Set            {"$pda":"map","entries":[[k, v], ...]}  /  {"$pda":"set","values":[...]}
+ *   Error                {"$pda":"error","name":"TypeError","message":"..."}  (+ code, tool for ToolError)
+ *   RegExp               {"$pda":"regexp","source":"a+","flags":"g"}
+ *   function, symbol     {"$pda":"function","name":"f"}, {"$pda":"symbol","description":"s"}
+ *
+ * A plain object's own key made only of `$`s followed by `pda` gets one more `$` (so `{"$pda": 1}` travels
+ * as `{"$$pda": 1}`): an object with a `$pda` key is always a tag. Cycles are an error. The sandbox side of
+ * this codec is in prelude.ts and must stay in step with this file; codec.test.ts round-trips both.
+ */
+export const TAG = "$pda";
+const ESCAPED_KEY = /^\$+pda$/;
+
+export type Tagged = { [TAG]: string; [k: string]: unknown };
+
+function isTagged(v: unknown): v is Tagged {
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    !Array.isArray(v) &&
+    typeof (v as Record<string, unknown>)[TAG] === "string"
+  );
+}
+
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  // defineProperty, not assignment: a key "__proto__" stays an own data property and never sets a prototype.
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function bytesOf(v: ArrayBuffer | ArrayBufferView): Buffer {
+  return v instanceof ArrayBuffer ? Buffer.from(v) : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** The tagged JSON form of one host value (a replacer for JSON.stringify). */
+function encodeReplacer(this: unknown, key: string, value: unknown): unknown {
+  const raw = (this as Record<string, unknown>)[key];
+  switch (typeof raw) {
+    case "undefined":
+      return { [TAG]: "undefined" };
+    case "number":
+      return Number.isFinite(raw) ? raw : { [TAG]: "number", value: String(raw) };
+    case "bigint":
+      return { [TAG]: "bigint", value: raw.toString() };
+    case "function":
+      return { [TAG]: "function", name: raw.name };
+    case "symbol":
+      return { [TAG]: "symbol", description: raw.description ?? "" };
+    case "object": {
+      if (raw === null) return null;
+      if (raw instanceof Date) {
+        return { [TAG]: "date", value: Number.isNaN(raw.getTime()) ? null : raw.toISOString() };
+      }
+      if (raw instanceof ArrayBuffer || ArrayBuffer.isView(raw)) {
+        const type = raw.constructor?.name;
+        const tag: Tagged = { [TAG]: "bytes", base64: bytesOf(raw).toString("base64") };
+        if (type && type !== "Uint8Array" && type !== "Buffer") tag.type = type;
+        return tag;
+      }
+      if (raw instanceof Map) return { [TAG]: "map", entries: [...raw.entries()] };
+      if (raw instanceof Set) return { [TAG]: "set", values: [...raw.values()] };
+      if (raw instanceof RegExp) return { [TAG]: "regexp", source: raw.source, flags: raw.flags };
+      if (raw instanceof Error) {
+        const tag: Tagged = { [TAG]: "error", name: raw.name, message: raw.message };
+        const extra = raw as Error & { code?: unknown; tool?: unknown };
+        if (typeof extra.code === "string") tag.code = extra.code;
+        if (typeof extra.tool === "string") tag.tool = extra.tool;
+        return tag;
+      }
+      if (Array.isArray(value) || typeof value !== "object" || value === null) return value;
+      let escaped: Record<string, unknown> | undefined;
+      for (const k of Object.keys(value)) {
+        if (ESCAPED_KEY.test(k)) {
+          escaped ??= {};
+          break;
+        }
+      }
+      if (!escaped) return value;
+      for (const [k, v] of Object.entries(value)) setOwn(escaped, ESCAPED_KEY.test(k) ? `$${k}` : k, v);
+      return escaped;
+    }
+    default:
+      return value;
+  }
+}
+
+/** Host value → tagged JSON text. Throws TypeError on a cycle. */
+export function encode(value: unknown): string {
+  return JSON.stringify({ v: value }, encodeReplacer).slice(5, -1);
+}
+
+function base64Bytes(b64: string): Uint8Array {
+  const buf = Buffer.from(b64, "base64");
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+const TYPED: Record<string, new (buffer: ArrayBuffer, offset: number, length: number) => ArrayBufferView> = {
+  Int8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+};
+
+/** One tag → its host value. Functions and symbols cannot come back to life: they stay tagged objects. */
+export function untag(tag: Tagged): unknown {
+  switch (tag[TAG]) {
+    case "undefined":
+      return undefined;
+    case "number":
+      return Number(tag.value);
+    case "bigint":
+      return BigInt(String(tag.value));
+    case "date":
+      return new Date(tag.value === null ? Number.NaN : String(tag.value));
+    case "bytes": {
+      const bytes = base64Bytes(String(tag.base64 ?? ""));
+      const type = typeof tag.type === "string" ? tag.type : undefined;
+      if (type === "ArrayBuffer") return bytes.slice().buffer;
+      const Ctor = type ? TYPED[type] : undefined;
+      if (!Ctor) return bytes;
+      const copy = bytes.slice().buffer;
+      const width = (Ctor as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+      return new Ctor(copy, 0, Math.floor(copy.byteLength / width));
+    }
+    case "map":
+      return new Map(Array.isArray(tag.entries) ? (tag.entries as [unknown, unknown][]) : []);
+    case "set":
+      return new Set(Array.isArray(tag.values) ? tag.values : []);
+    case "regexp":
+      return new RegExp(String(tag.source), String(tag.flags));
+    case "error": {
+      const e = new Error(String(tag.message ?? ""));
+      e.name = String(tag.name ?? "Error");
+      if (typeof tag.code === "string") (e as Error & { code?: string }).code = tag.code;
+      if (typeof tag.tool === "string") (e as Error & { tool?: string }).tool = tag.tool;
+      return e;
+    }
+    default:
+      return tag;
+  }
+}
+
+/**
+ * Replace tags inside a freshly parsed JSON tree, children first. Not a JSON.parse reviver: a reviver that
+ * returns undefined deletes the key, and `{"x": {"$pda": "undefined"}}` must keep `x`.
+ */
+function revive(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
+  const obj = value as Record<string, unknown>;
+  let escaped = false;
+  for (const k of Object.keys(obj)) {
+    setOwn(obj, k, revive(obj[k]));
+    if (ESCAPED_KEY.test(k)) escaped = true;
+  }
+  if (isTagged(obj)) return untag(obj);
+  if (!escaped) return obj;
+  const rebuilt: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) setOwn(rebuilt, ESCAPED_KEY.test(k) ? k.slice(1) : k, v);
+  return rebuilt;
+}
+
+/** Tagged JSON text → host values (Date, bigint, Uint8Array, Map, ...). */
+export function decode(text: string): unknown {
+  // JSON.parse keeps "__proto__" as an own key; the walk only runs where a tag can be.
+  return text.includes(TAG) ? revive(JSON.parse(text)) : JSON.parse(text);
+}
+
+/** Tagged JSON value (already parsed, e.g. ExecutionResult.value) → host values. */
+export function decodeValue(value: unknown): unknown {
+  return value === undefined ? undefined : decode(JSON.stringify(value));
+}

@@ -1,0 +1,82 @@
+/**
+ * The QuickJS engines: the WebAssembly file is read and compiled once per process; each engine is one
+ * instance of it with its own linear memory. Sequential steps reuse one engine; concurrent steps take one
+ * each, so a step that breaks its engine (`poisoned`) cannot disturb another step's runtime.
+ *
+ * The memory limit is enforced here, not by QuickJS: in this build QuickJS cannot measure the size of its
+ * allocations (no malloc_usable_size under Emscripten), so its own limit only caps single allocations. Each
+ * engine's WebAssembly memory is therefore created with a hard maximum of the engine's fixed base (static
+ * data, C stack and the allocator's start-up heap) plus the step's `memory_bytes`; past it malloc fails and
+ * the step gets QuickJS's "out of memory".
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
+
+// The package's types describe its CommonJS build; under ESM its default export is the variant itself.
+const releaseSync = releaseSyncModule as unknown as QuickJSSyncVariant;
+
+// lib "ES2023" has no WebAssembly typings; these are the calls used.
+declare const WebAssembly: {
+  compile(bytes: Uint8Array): Promise<WasmModule>;
+  Memory: new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
+};
+type WasmModule = object;
+
+const PAGE = 64 << 10;
+/** The build's initial memory (INITIAL_MEMORY): data, the C stack, and the first heap. */
+const BASE_BYTES = 16 << 20;
+
+export interface Engine {
+  readonly module: QuickJSWASMModule;
+  /** WebAssembly pages this engine's memory may grow to. */
+  readonly maxPages: number;
+  /** Set when a native (V8) stack overflow unwound through the engine mid-operation: never reuse it. */
+  poisoned: boolean;
+}
+
+/** Idle engines kept for reuse; more than this after a burst of concurrent steps are dropped. */
+const MAX_IDLE = 2;
+
+let compiled: Promise<WasmModule> | undefined;
+let idle: Engine[] = [];
+let created = 0;
+
+function wasmModule(): Promise<WasmModule> {
+  compiled ??= (async () => {
+    const file = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
+    return WebAssembly.compile(readFileSync(file));
+  })();
+  return compiled;
+}
+
+/** An engine for one step whose heap may hold `memoryBytes`; give it back with `releaseEngine`. */
+export async function acquireEngine(memoryBytes: number): Promise<Engine> {
+  const maxPages = Math.ceil((BASE_BYTES + memoryBytes) / PAGE);
+  const i = idle.findIndex((e) => e.maxPages === maxPages);
+  if (i >= 0) return idle.splice(i, 1)[0]!;
+  const memory = new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: maxPages });
+  const variant = newVariant(releaseSync, {
+    wasmModule: (await wasmModule()) as never,
+    wasmMemory: memory as never,
+  });
+  created++;
+  return { module: await newQuickJSWASMModuleFromVariant(variant), maxPages, poisoned: false };
+}
+
+export function releaseEngine(engine: Engine): void {
+  if (engine.poisoned) return;
+  // Most recently used last; the oldest goes when a different memory size crowds the pool.
+  idle = [...idle, engine].slice(-MAX_IDLE);
+}
+
+/** How many engine instances this process has created (the bench and tests check reuse). */
+export function enginesCreated(): number {
+  return created;
+}

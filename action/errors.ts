@@ -1,0 +1,94 @@
+/**
+ * Turning what went wrong in a step into a StepError the model can act on: a typed code, a one-line message,
+ * and the line and column in the model's own code (the wrapper's first line is not counted).
+ */
+import { distance } from "fastest-levenshtein";
+import type { StepError } from "../core/index.js";
+
+/** The step's code is compiled as the body of `(async function () {\n<code>\n})`: one line before it. */
+export const CODE_FILE = "step.js";
+export const WRAPPER_LINES = 1;
+
+/** What the prelude reports for an error the code did not catch (see prelude.ts errorJson). */
+export interface ThrownInfo {
+  name: string;
+  message: string;
+  stack?: string;
+  toolError?: boolean;
+  code?: string;
+  tool?: string;
+}
+
+/** Line and column of the first frame in the step's own code, corrected for the wrapper. */
+export function codeLocation(
+  stack: string | undefined,
+  lineCount: number,
+): { line?: number; column?: number } {
+  const m = stack ? new RegExp(`${CODE_FILE.replace(".", "\\.")}:(\\d+)(?::(\\d+))?`).exec(stack) : null;
+  if (!m) return {};
+  const line = Math.min(Math.max(Number(m[1]) - WRAPPER_LINES, 1), Math.max(lineCount, 1));
+  return m[2] === undefined ? { line } : { line, column: Number(m[2]) };
+}
+
+function at(loc: { line?: number; column?: number }): string {
+  if (loc.line === undefined) return "";
+  return loc.column === undefined ? ` (line ${loc.line})` : ` (line ${loc.line}, column ${loc.column})`;
+}
+
+/** Up to `n` names closest to `wanted`, best first. */
+export function closestNames(wanted: string, names: Iterable<string>, n = 3): string[] {
+  const w = wanted.toLowerCase();
+  const tail = (s: string) => s.slice(s.lastIndexOf(".") + 1).toLowerCase();
+  const scored: [number, string][] = [];
+  for (const name of new Set(names)) {
+    // Compare with the whole name and with its part after the server prefix: "mutiply" ~ "math.multiply".
+    const d = Math.min(distance(w, name.toLowerCase()), distance(tail(w), tail(name)));
+    scored.push([d, name]);
+  }
+  scored.sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]));
+  const limit = Math.max(3, Math.ceil(tail(w).length / 2));
+  const near = scored.filter(([d]) => d <= limit).slice(0, n);
+  return (near.length ? near : scored.slice(0, n)).map(([, name]) => name);
+}
+
+const STACK_MESSAGES = /^(stack overflow|Maximum call stack size exceeded)/i;
+
+/** A SyntaxError from compiling the step's code. */
+export function syntaxError(info: ThrownInfo, lineCount: number, lineNumber?: number): StepError {
+  const loc = codeLocation(info.stack, lineCount);
+  if (loc.line === undefined && lineNumber !== undefined) {
+    loc.line = Math.min(Math.max(lineNumber - WRAPPER_LINES, 1), Math.max(lineCount, 1));
+  }
+  return { code: "SANDBOX_SYNTAX", message: `SyntaxError: ${info.message}${at(loc)}`, ...loc };
+}
+
+/** An error the step's code threw and did not catch. */
+export function thrownError(
+  info: ThrownInfo,
+  lineCount: number,
+  knownNames: () => Iterable<string>,
+): StepError {
+  if (info.toolError) {
+    // A ToolError the code built itself may carry any code; only the hub's kinds pass through as they are.
+    const code = info.code && /^(TOOL|SERVER)_[A-Z_]+$/.test(info.code) ? info.code : "TOOL_ERROR";
+    return { code, message: info.message, ...(info.tool && { tool: info.tool }) };
+  }
+  const loc = codeLocation(info.stack, lineCount);
+  if (STACK_MESSAGES.test(info.message)) {
+    return {
+      code: "SANDBOX_STACK",
+      message: `${info.name}: ${info.message} (too deep recursion)${at(loc)}`,
+      ...loc,
+    };
+  }
+  if (/^(out of memory|string too long)/i.test(info.message)) {
+    return { code: "SANDBOX_MEMORY", message: `the step ran out of memory${at(loc)}`, ...loc };
+  }
+  let message = `${info.name}: ${info.message}`;
+  const unknown = info.name === "ReferenceError" ? /^'?([\w$]+)'? is not defined/.exec(info.message) : null;
+  if (unknown) {
+    const near = closestNames(unknown[1]!, knownNames());
+    if (near.length) message += `; closest tools: ${near.join(", ")}`;
+  }
+  return { code: "SANDBOX_RUNTIME", message: `${message}${at(loc)}`, ...loc };
+}

@@ -1,0 +1,328 @@
+/**
+ * The JavaScript that runs inside each fresh QuickJS context before the step's code: it binds the tool
+ * functions, `ToolError`, `parallel`, `callTool` and `console`, and implements the sandbox half of the value
+ * codec (codec.ts is the host half). It is evaluated as one function expression and called with the host's
+ * four functions and a JSON config; it returns `{ start, settle }` to the host and stores nothing of the host
+ * where the step's code can reach it (the host functions live only in this closure).
+ *
+ * Host functions (arguments are strings and numbers only):
+ *   call(kind, name, argsJson) → id   kind 0: a tool by qualified or plain name; 1: a namespace function
+ *   log(level, text)                  one console line, already cut to the log budget
+ *   suggest(name) → "a, b, c"         closest known names, for error messages
+ *   done(status, text)                1: the step returned (tagged JSON); 0: it threw (error JSON);
+ *                                     2: the encoded value was too large (text = its length)
+ * Host → sandbox: settle(id, ok, text): the call `id` finished; ok → tagged JSON value, else error JSON.
+ */
+export const PRELUDE_FILE = "pda-prelude.js";
+
+export const PRELUDE = String.raw`(function (host, configText) {
+"use strict";
+const hostCall = host.call, hostLog = host.log, hostSuggest = host.suggest, hostDone = host.done;
+// Intrinsics captured before the step's code runs, so code that patches them only breaks itself.
+const G = globalThis, O = Object, A = Array, _apply = Reflect.apply, _Promise = Promise;
+const _then = Promise.prototype.then, _resolve = Promise.resolve.bind(Promise), _all = Promise.all.bind(Promise);
+const _stringify = JSON.stringify, _parse = JSON.parse, _keys = O.keys, _entries = O.entries;
+const _defineProperty = O.defineProperty, _isArray = A.isArray, _isView = ArrayBuffer.isView;
+const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString = O.prototype.toString;
+const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
+const config = _parse(configText);
+const TAG = "$pda", ESC = /^\$+pda$/;
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+function setOwn(o, k, v) { _defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); }
+function cut(s, n) { return s.length > n ? _apply(_slice, s, [0, n]) : s; }
+function kindOf(v) { return _apply(_slice, _apply(_toString, v, []), [8, -1]); }
+
+function toBase64(u8) {
+  const parts = [];
+  let i = 0;
+  for (; i + 2 < u8.length; i += 3) {
+    const n = (u8[i] << 16) | (u8[i + 1] << 8) | u8[i + 2];
+    parts.push(B64[n >> 18] + B64[(n >> 12) & 63] + B64[(n >> 6) & 63] + B64[n & 63]);
+  }
+  if (i < u8.length) {
+    const n = (u8[i] << 16) | ((i + 1 < u8.length ? u8[i + 1] : 0) << 8);
+    parts.push(B64[n >> 18] + B64[(n >> 12) & 63] + (i + 1 < u8.length ? B64[(n >> 6) & 63] : "=") + "=");
+  }
+  return parts.join("");
+}
+function fromBase64(s) {
+  s = _String(s).replace(/[^A-Za-z0-9+/]/g, "");
+  const out = new Uint8Array(Math.floor((s.length * 3) / 4));
+  let o = 0;
+  for (let i = 0; i < s.length; i += 4) {
+    const n = (B64.indexOf(s[i]) << 18) | (B64.indexOf(s[i + 1]) << 12) |
+      ((i + 2 < s.length ? B64.indexOf(s[i + 2]) : 0) << 6) | (i + 3 < s.length ? B64.indexOf(s[i + 3]) : 0);
+    out[o++] = n >> 16;
+    if (i + 2 < s.length) out[o++] = (n >> 8) & 255;
+    if (i + 3 < s.length) out[o++] = n & 255;
+  }
+  return out.subarray(0, o);
+}
+function bytesOf(v) {
+  return v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function replacer(key, value) {
+  const raw = this[key];
+  switch (typeof raw) {
+    case "undefined": return { $pda: "undefined" };
+    case "number": return isFinite(raw) ? raw : { $pda: "number", value: _String(raw) };
+    case "bigint": return { $pda: "bigint", value: _String(raw) };
+    case "function": return { $pda: "function", name: _String(raw.name) };
+    case "symbol": return { $pda: "symbol", description: raw.description === undefined ? "" : raw.description };
+  }
+  if (raw === null || typeof raw !== "object") return value;
+  if (raw instanceof Date) {
+    const t = _apply(_getTime, raw, []);
+    return { $pda: "date", value: t === t ? _apply(_toISO, raw, []) : null };
+  }
+  if (raw instanceof ArrayBuffer || _isView(raw)) {
+    const tag = { $pda: "bytes", base64: toBase64(bytesOf(raw)) };
+    const type = kindOf(raw);
+    if (type !== "Uint8Array") tag.type = type;
+    return tag;
+  }
+  if (raw instanceof Map) return { $pda: "map", entries: A.from(raw.entries()) };
+  if (raw instanceof Set) return { $pda: "set", values: A.from(raw.values()) };
+  if (raw instanceof RegExp) return { $pda: "regexp", source: raw.source, flags: raw.flags };
+  if (raw instanceof Error) {
+    const tag = { $pda: "error", name: _String(raw.name), message: _String(raw.message) };
+    if (typeof raw.code === "string") tag.code = raw.code;
+    if (typeof raw.tool === "string") tag.tool = raw.tool;
+    return tag;
+  }
+  if (value === null || typeof value !== "object" || _isArray(value)) return value;
+  const keys = _keys(value);
+  let needs = false;
+  for (let i = 0; i < keys.length; i++) if (_apply(_test, ESC, [keys[i]])) { needs = true; break; }
+  if (!needs) return value;
+  const out = {};
+  for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? "$" + keys[i] : keys[i], value[keys[i]]);
+  return out;
+}
+function encode(value) {
+  const text = _stringify({ v: value }, replacer);
+  return _apply(_slice, text, [5, -1]);
+}
+
+const TYPED = { Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
+  Float64Array, BigInt64Array, BigUint64Array };
+function untag(t) {
+  switch (t.$pda) {
+    case "undefined": return undefined;
+    case "number": return Number(t.value);
+    case "bigint": return BigInt(t.value);
+    case "date": return new Date(t.value === null ? NaN : t.value);
+    case "bytes": {
+      const bytes = fromBase64(t.base64);
+      if (t.type === "ArrayBuffer") return bytes.slice().buffer;
+      const Ctor = typeof t.type === "string" && O.prototype.hasOwnProperty.call(TYPED, t.type) ? TYPED[t.type] : undefined;
+      if (!Ctor) return bytes;
+      const buf = bytes.slice().buffer;
+      return new Ctor(buf, 0, Math.floor(buf.byteLength / Ctor.BYTES_PER_ELEMENT));
+    }
+    case "map": return new Map(_isArray(t.entries) ? t.entries : []);
+    case "set": return new Set(_isArray(t.values) ? t.values : []);
+    case "regexp": return new RegExp(t.source, t.flags);
+    case "error": {
+      const e = t.code !== undefined ? new ToolError(t.code, t.tool, t.message) : new Error(t.message);
+      if (t.code === undefined) e.name = t.name;
+      return e;
+    }
+  }
+  return t;
+}
+// Children first, in place on the fresh parse (a JSON.parse reviver would delete keys whose value is undefined).
+function revive(value) {
+  if (value === null || typeof value !== "object") return value;
+  if (_isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
+  const keys = _keys(value);
+  let escaped = false;
+  for (let i = 0; i < keys.length; i++) {
+    setOwn(value, keys[i], revive(value[keys[i]]));
+    if (_apply(_test, ESC, [keys[i]])) escaped = true;
+  }
+  if (typeof value.$pda === "string") return untag(value);
+  if (!escaped) return value;
+  const out = {};
+  for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? _apply(_slice, keys[i], [1]) : keys[i], value[keys[i]]);
+  return out;
+}
+function decode(text) {
+  return text.indexOf(TAG) >= 0 ? revive(_parse(text)) : _parse(text);
+}
+
+class ToolError extends Error {
+  constructor(code, tool, message) {
+    super(message);
+    this.name = "ToolError";
+    this.code = code;
+    this.tool = tool;
+  }
+}
+
+// Calls in flight: id → [resolve, reject]. A null-prototype object needs no methods the code could patch.
+const pending = O.create(null);
+function invoke(kind, name, args) {
+  let json;
+  try {
+    json = encode(args);
+  } catch (e) {
+    return Promise.reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + e.message));
+  }
+  const id = hostCall(kind, name, json);
+  return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
+}
+function settle(id, ok, text) {
+  const p = pending[id];
+  if (p === undefined) return;
+  delete pending[id];
+  if (!ok) {
+    const e = _parse(text);
+    p[1](new ToolError(e.code, e.tool, e.message));
+    return;
+  }
+  let value;
+  try { value = decode(text); } catch (e) { p[1](e); return; }
+  p[0](value);
+}
+
+function suggestion(name) {
+  const s = hostSuggest(name);
+  return s ? "; closest: " + s : "";
+}
+function toolFunction(kind, qualified, name) {
+  const f = function () { return invoke(kind, qualified, A.from(arguments)); };
+  _defineProperty(f, "name", { value: name });
+  return f;
+}
+function isIdent(s) { return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s); }
+function ident(s) { const t = s.replace(/[^A-Za-z0-9_$]/g, "_"); return /^[0-9]/.test(t) ? "_" + t : t; }
+function bindGlobal(name, value) {
+  if (name in G) return false;
+  _defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  return true;
+}
+
+// One object per server (and per namespace): every tool by its own name, plus an identifier-safe alias.
+const groups = O.create(null);
+const plainNames = [];
+for (const t of config.tools) {
+  const group = groups[t.s] || (groups[t.s] = {});
+  setOwn(group, t.n, toolFunction(0, t.q, t.n));
+  if (t.u) plainNames.push([t.n, group[t.n]]);
+}
+for (const ns of _keys(config.ns)) {
+  const group = groups[ns] || (groups[ns] = {});
+  for (const fn of config.ns[ns]) if (!(fn in group)) setOwn(group, fn, toolFunction(1, ns + "." + fn, fn));
+}
+for (const s of _keys(groups)) {
+  const group = groups[s];
+  for (const k of _keys(group)) { const a = ident(k); if (!(a in group)) setOwn(group, a, group[k]); }
+  const label = s;
+  const proxy = new Proxy(group, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
+        throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
+      }
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  if (!(isIdent(s) && bindGlobal(s, proxy))) bindGlobal(ident(s), proxy);
+}
+for (const [n, f] of plainNames) if (!(isIdent(n) && bindGlobal(n, f))) bindGlobal(ident(n), f);
+
+function parallel(tasks) {
+  if (!_isArray(tasks)) return Promise.reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
+  return _all(tasks.map(function (t) { return typeof t === "function" ? t() : t; }));
+}
+function callTool(name) {
+  return invoke(0, _String(name), A.prototype.slice.call(arguments, 1));
+}
+
+function fmt(v, budget, depth, seen) {
+  switch (typeof v) {
+    case "string": return depth ? _stringify(cut(v, budget.left)) : v;
+    case "number": case "boolean": return _String(v);
+    case "bigint": return _String(v) + "n";
+    case "undefined": return "undefined";
+    case "function": return "[Function " + (v.name || "anonymous") + "]";
+    case "symbol": return v.toString();
+  }
+  if (v === null) return "null";
+  if (v instanceof Error) return (v.name === "ToolError" ? "ToolError[" + v.code + "]" : _String(v.name)) + ": " + _String(v.message);
+  if (v instanceof Date) { const t = _apply(_getTime, v, []); return t === t ? _apply(_toISO, v, []) : "Invalid Date"; }
+  if (seen.indexOf(v) >= 0) return "[Circular]";
+  if (depth >= 6) return _isArray(v) ? "[Array]" : "[Object]";
+  seen.push(v);
+  const parts = [];
+  let open = "{ ", close = " }", items;
+  if (_isArray(v)) { open = "["; close = "]"; items = v.map(function (x) { return [null, x]; }); }
+  else if (v instanceof Map) { open = "Map(" + v.size + ") { "; items = A.from(v.entries()); }
+  else if (v instanceof Set) { open = "Set(" + v.size + ") { "; items = A.from(v.values()).map(function (x) { return [null, x]; }); }
+  else if (_isView(v) || v instanceof ArrayBuffer) { const b = bytesOf(v); open = kindOf(v) + "(" + b.length + ") ["; close = "]"; items = A.from(b.subarray(0, 64)).map(function (x) { return [null, x]; }); }
+  else items = _entries(v);
+  for (let i = 0; i < items.length; i++) {
+    if (budget.left <= 0) { parts.push("…"); break; }
+    const k = items[i][0];
+    const s = (k === null ? "" : (typeof k === "string" ? k : fmt(k, budget, depth + 1, seen)) + (v instanceof Map ? " => " : ": ")) + fmt(items[i][1], budget, depth + 1, seen);
+    budget.left -= s.length + 2;
+    parts.push(s);
+  }
+  seen.pop();
+  if (parts.length === 0) return _isArray(v) ? "[]" : open.trim() + close.trim();
+  return open + parts.join(", ") + close;
+}
+function logger(level) {
+  return function () {
+    const budget = { left: config.maxLogChars };
+    const parts = [];
+    for (let i = 0; i < arguments.length && budget.left > 0; i++) {
+      const s = fmt(arguments[i], budget, 0, []);
+      budget.left -= s.length + 1;
+      parts.push(s);
+    }
+    hostLog(level, cut(parts.join(" "), config.maxLogChars + 1));
+  };
+}
+const consoleObject = { log: logger("log"), info: logger("info"), warn: logger("warn"), error: logger("error"), debug: logger("debug") };
+
+function errorJson(e) {
+  let info;
+  try {
+    if (e instanceof Error) {
+      info = { name: _String(e.name), message: cut(_String(e.message), 4000), stack: cut(_String(e.stack || ""), 4000) };
+      if (e instanceof ToolError) { info.toolError = true; info.code = _String(e.code); info.tool = _String(e.tool); }
+    } else {
+      info = { name: "Thrown", message: cut(fmt(e, { left: 4000 }, 0, []), 4000), stack: "" };
+    }
+  } catch (x) {
+    info = { name: "Thrown", message: "a value that cannot be described was thrown", stack: "" };
+  }
+  return _stringify(info);
+}
+function finish(ok, v) {
+  if (!ok) { hostDone(0, errorJson(v)); return; }
+  let text;
+  try { text = encode(v); } catch (e) {
+    hostDone(0, _stringify({ name: "ResultError", message: "the step's return value cannot be sent: " + _String(e && e.message), stack: "" }));
+    return;
+  }
+  if (text.length > config.maxResultChars) hostDone(2, _String(text.length));
+  else hostDone(1, text);
+}
+function start(fn) {
+  if (typeof fn !== "function") { finish(false, new TypeError("the step's code did not compile to a function")); return; }
+  _apply(_then, fn(), [function (v) { finish(true, v); }, function (e) { finish(false, e); }]);
+}
+
+bindGlobal("ToolError", ToolError);
+bindGlobal("parallel", parallel);
+bindGlobal("callTool", callTool);
+_defineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
+return { start, settle };
+})`;

@@ -1,0 +1,662 @@
+/**
+ * runCode: one CODE step in a fresh QuickJS runtime and context (WebAssembly, the synchronous release build).
+ * The code sees tool functions, `ToolError`, `parallel`, `callTool` and `console` (prelude.ts); tool calls are
+ * host promises settled by this file's event loop. Every limit ends the step with a typed StepError; nothing
+ * the code does throws out of runCode.
+ */
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
+import type { SandboxLimits } from "../config/index.js";
+import {
+  ToolError,
+  errorMessage,
+  type ExecutionResult,
+  type StepError,
+  type ToolCallRecord,
+  type ToolHost,
+  type ToolInfo,
+} from "../core/index.js";
+import { toolArguments } from "./args.js";
+import { decode, encode } from "./codec.js";
+import { acquireEngine, releaseEngine, type Engine } from "./engine.js";
+import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
+import { PRELUDE, PRELUDE_FILE } from "./prelude.js";
+
+/** Extra host functions by namespace, e.g. `{ memory: { search } }` → `memory.search(...)` in the code. */
+export type Namespaces = Record<string, Record<string, (args: unknown[]) => Promise<unknown>>>;
+
+export interface RunOptions {
+  /** Cancels the step (Ctrl-C): it ends with SANDBOX_CANCELLED and its tool calls are aborted. */
+  signal?: AbortSignal;
+  /** Host functions beside the tools. Not counted against max_tool_calls, not in tool_calls. */
+  namespaces?: Namespaces;
+  /** Each console line as it is written. */
+  onLog?: (line: string) => void;
+}
+
+/**
+ * QuickJS's recursion limit, whatever `stack_bytes` asks for. The interpreter runs on Node's own native stack
+ * (~1 MB); past about 300 KB of QuickJS stack, JavaScript recursion through native helpers (Array.map,
+ * getters, sort) overflows it before QuickJS notices. 256 KB still allows ~1,100 plain recursive calls.
+ */
+export const MAX_STACK_BYTES = 256 << 10;
+
+const UNDEFINED_TEXT = encode(undefined);
+
+const LEVEL_PREFIX: Record<string, string> = { warn: "[warn] ", error: "[error] ", debug: "[debug] " };
+
+interface Pending {
+  namespace: boolean;
+  info?: ToolInfo;
+  /** Per call, not per step: the MCP SDK never removes its abort listener, so aborting a shared signal at
+   * the end would send a cancellation for every call the step ever made. */
+  abort?: AbortController;
+  started: number;
+  startedAt: string;
+}
+
+interface Ready {
+  id: number;
+  ok: boolean;
+  text: string;
+}
+
+/** V8's own stack overflow, thrown through the WebAssembly frames. */
+function isNativeStackOverflow(e: unknown): boolean {
+  return e instanceof RangeError && /call stack size/i.test(e.message);
+}
+
+class StepRun {
+  private readonly started = performance.now();
+  private readonly deadline: number;
+  private readonly logs: string[] = [];
+  private logBytes = 0;
+  private readonly calls: ToolCallRecord[] = [];
+  private callCount = 0;
+  private nextId = 0;
+  private readonly pending = new Map<number, Pending>();
+  private ready: Ready[] = [];
+  private fatal?: StepError;
+  private finished?: { status: number; text: string };
+  private wake?: () => void;
+  private closed = false;
+  private readonly byName = new Map<string, ToolInfo>();
+  private readonly tools: ToolInfo[];
+  private lineCount = 1;
+  private engine?: Engine;
+  private rt?: QuickJSRuntime;
+  private ctx?: QuickJSContext;
+  private readonly handles: QuickJSHandle[] = [];
+  private settleFn?: QuickJSHandle;
+
+  constructor(
+    private readonly host: ToolHost,
+    private readonly limits: SandboxLimits,
+    private readonly options: RunOptions,
+  ) {
+    this.deadline = Date.now() + limits.timeout_ms;
+    this.tools = host.tools();
+    for (const t of this.tools) {
+      this.byName.set(t.qualified, t);
+      if (t.unique) this.byName.set(t.name, t);
+    }
+  }
+
+  async run(code: string): Promise<ExecutionResult> {
+    const { signal } = this.options;
+    if (signal?.aborted)
+      return this.result({ code: "SANDBOX_CANCELLED", message: "the step was cancelled before it started" });
+    const onAbort = () => this.notify();
+    signal?.addEventListener("abort", onAbort);
+    const timer = setTimeout(() => this.notify(), Math.max(0, this.deadline - Date.now()) + 1);
+    try {
+      this.engine = await acquireEngine(this.limits.memory_bytes);
+      this.lineCount = code.split("\n").length;
+      if (this.setUp(code)) await this.loop();
+    } catch (e) {
+      this.engineFailure(e);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.tearDown();
+    }
+    return this.result(this.fatal);
+  }
+
+  // --- set-up ---------------------------------------------------------------------------------------------
+
+  /** Fresh runtime + context, prelude, tool bindings, the code compiled and started. False when it ended. */
+  private setUp(code: string): boolean {
+    const rt = this.engine!.module.newRuntime();
+    this.rt = rt;
+    rt.setMemoryLimit(this.limits.memory_bytes);
+    rt.setMaxStackSize(Math.min(this.limits.stack_bytes, MAX_STACK_BYTES));
+    rt.setInterruptHandler(() => this.interrupt());
+    const ctx = rt.newContext();
+    this.ctx = ctx;
+
+    const preludeFn = this.evaluate(PRELUDE, PRELUDE_FILE);
+    if (!preludeFn) return false;
+    const hostObj = this.keep(ctx.newObject());
+    this.hostFunction(hostObj, "call", (kind, name, json) =>
+      ctx.newNumber(this.startCall(ctx.getNumber(kind), ctx.getString(name), ctx.getString(json))),
+    );
+    this.hostFunction(hostObj, "log", (level, text) => this.log(ctx.getString(level), ctx.getString(text)));
+    this.hostFunction(hostObj, "suggest", (name) =>
+      ctx.newString(closestNames(ctx.getString(name), this.knownNames()).join(", ")),
+    );
+    this.hostFunction(hostObj, "done", (status, text) => {
+      this.finished ??= { status: ctx.getNumber(status), text: ctx.getString(text) };
+    });
+    const config = this.keep(ctx.newString(JSON.stringify(this.preludeConfig())));
+    const api = this.call(preludeFn, ctx.undefined, hostObj, config);
+    if (!api) return false;
+    const start = this.keep(ctx.getProp(api, "start"));
+    this.settleFn = this.keep(ctx.getProp(api, "settle"));
+
+    const compiled = ctx.evalCode(`(async function () {\n${code}\n})`, CODE_FILE, { type: "global" });
+    if (compiled.error) {
+      const err = this.keep(compiled.error);
+      const info = this.errorInfo(err);
+      if (info.name === "SyntaxError" && !this.fatal) {
+        this.fatal = syntaxError(info, this.lineCount, this.numberProp(err, "lineNumber"));
+      } else this.vmError(err);
+      return false;
+    }
+    const fn = this.keep(compiled.value);
+    return this.call(start, ctx.undefined, fn) !== undefined;
+  }
+
+  /**
+   * Polled by QuickJS while code runs. The reason is fixed the moment it first says stop, so code that catches
+   * the "interrupted" error (an async function turns it into a rejection) cannot turn a timeout into success.
+   */
+  private interrupt(): boolean {
+    if (this.fatal) return true;
+    if (this.options.signal?.aborted)
+      this.fatal = { code: "SANDBOX_CANCELLED", message: "the step was cancelled" };
+    else if (Date.now() > this.deadline) this.fatal = this.timeoutError();
+    return this.fatal !== undefined;
+  }
+
+  private preludeConfig() {
+    const ns: Record<string, string[]> = {};
+    for (const [name, fns] of Object.entries(this.options.namespaces ?? {})) ns[name] = Object.keys(fns);
+    return {
+      tools: this.tools.map((t) => ({ q: t.qualified, s: t.server, n: t.name, u: t.unique })),
+      ns,
+      maxLogChars: this.limits.max_log_bytes,
+      maxResultChars: this.limits.max_result_bytes,
+    };
+  }
+
+  /** A host function for the prelude. Its arguments are trusted to be strings/numbers by shape only. */
+  private hostFunction(
+    target: QuickJSHandle,
+    name: string,
+    impl: (...args: QuickJSHandle[]) => QuickJSHandle | void,
+  ): void {
+    const ctx = this.ctx!;
+    const fn = ctx.newFunction(name, (...args) => {
+      try {
+        return impl(...args);
+      } catch (e) {
+        // Never let a host exception (with its host stack) into the sandbox: end the step instead.
+        if (isNativeStackOverflow(e)) this.engine!.poisoned = true;
+        this.fatal ??= isNativeStackOverflow(e)
+          ? { code: "SANDBOX_STACK", message: "the step's recursion went too deep" }
+          : { code: "SANDBOX_RUNTIME", message: `sandbox host function ${name} failed: ${errorMessage(e)}` };
+        return undefined;
+      }
+    });
+    ctx.setProp(target, name, fn);
+    fn.dispose();
+  }
+
+  private keep(handle: QuickJSHandle): QuickJSHandle {
+    this.handles.push(handle);
+    return handle;
+  }
+
+  private evaluate(source: string, file: string): QuickJSHandle | undefined {
+    const r = this.ctx!.evalCode(source, file, { type: "global" });
+    if (r.error) {
+      this.vmError(this.keep(r.error));
+      return undefined;
+    }
+    return this.keep(r.value);
+  }
+
+  /** Call a sandbox function; an exception out of it ends the step. */
+  private call(
+    fn: QuickJSHandle,
+    thisArg: QuickJSHandle,
+    ...args: QuickJSHandle[]
+  ): QuickJSHandle | undefined {
+    const r = this.ctx!.callFunction(fn, thisArg, ...args);
+    if (r.error) {
+      this.vmError(this.keep(r.error));
+      return undefined;
+    }
+    return this.keep(r.value);
+  }
+
+  // --- the event loop -------------------------------------------------------------------------------------
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    for (;;) {
+      this.deliver();
+      if (this.fatal) return;
+      this.runJobs();
+      if (this.fatal) return;
+      if (this.ready.length > 0) continue;
+      if (this.pending.size === 0) {
+        if (!this.finished) {
+          this.fatal = {
+            code: "SANDBOX_RUNTIME",
+            message: "the step is waiting for a promise that nothing will settle (no tool call is in flight)",
+          };
+        }
+        return;
+      }
+      if (this.options.signal?.aborted) return this.cancel();
+      if (Date.now() > this.deadline) return this.timeUp();
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      if (this.options.signal?.aborted) return this.cancel();
+      if (Date.now() > this.deadline && this.ready.length === 0) return this.timeUp();
+    }
+  }
+
+  private cancel(): void {
+    if (!this.finished) this.fatal ??= { code: "SANDBOX_CANCELLED", message: "the step was cancelled" };
+  }
+
+  private timeUp(): void {
+    // Code that already returned keeps its value; calls it left running are aborted (and recorded so).
+    if (!this.finished) this.fatal ??= this.timeoutError();
+  }
+
+  private timeoutError(): StepError {
+    return {
+      code: "SANDBOX_TIMEOUT",
+      message: `the step ran longer than ${this.limits.timeout_ms} ms (limit timeout_ms)`,
+    };
+  }
+
+  /** Settle the calls that finished: each resolves or rejects its promise inside the sandbox. */
+  private deliver(): void {
+    const ctx = this.ctx!;
+    while (this.ready.length > 0 && !this.fatal) {
+      const batch = this.ready;
+      this.ready = [];
+      for (const r of batch) {
+        const id = ctx.newNumber(r.id);
+        const ok = r.ok ? ctx.true : ctx.false;
+        const text = ctx.newString(r.text);
+        const out = ctx.callFunction(this.settleFn!, ctx.undefined, id, ok, text);
+        id.dispose();
+        text.dispose();
+        if (out.error) {
+          this.vmError(out.error);
+          out.error.dispose();
+          return;
+        }
+        out.value.dispose();
+      }
+    }
+  }
+
+  private runJobs(): void {
+    const r = this.rt!.executePendingJobs();
+    if (r.error) {
+      this.vmError(r.error);
+      r.error.dispose();
+    }
+  }
+
+  /** An exception that escaped to the host: an interrupt (ours), or an engine limit. */
+  private vmError(handle: QuickJSHandle): void {
+    if (this.fatal) return;
+    const info = this.errorInfo(handle);
+    if (info.name === "InternalError" && /interrupted/.test(info.message)) {
+      this.fatal = this.options.signal?.aborted
+        ? { code: "SANDBOX_CANCELLED", message: "the step was cancelled" }
+        : this.timeoutError();
+      return;
+    }
+    this.fatal = thrownError(info, this.lineCount, () => this.knownNames());
+  }
+
+  /** name/message/stack of a sandbox error value without running sandbox code (no getters, no toString). */
+  private errorInfo(handle: QuickJSHandle): ThrownInfo {
+    const ctx = this.ctx!;
+    const str = (key: string): string | undefined => {
+      try {
+        const h = ctx.getProp(handle, key);
+        const v = ctx.typeof(h) === "string" ? ctx.getString(h) : undefined;
+        h.dispose();
+        return v?.slice(0, 4000);
+      } catch {
+        return undefined;
+      }
+    };
+    if (ctx.typeof(handle) !== "object") return { name: "Thrown", message: String(ctx.typeof(handle)) };
+    return { name: str("name") ?? "Error", message: str("message") ?? "", stack: str("stack") };
+  }
+
+  private numberProp(handle: QuickJSHandle, key: string): number | undefined {
+    try {
+      const h = this.ctx!.getProp(handle, key);
+      const v = this.ctx!.typeof(h) === "number" ? this.ctx!.getNumber(h) : undefined;
+      h.dispose();
+      return v;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // --- host side of the calls -----------------------------------------------------------------------------
+
+  private knownNames(): string[] {
+    const names: string[] = [];
+    for (const t of this.tools) {
+      names.push(t.qualified);
+      if (t.unique) names.push(t.name);
+    }
+    for (const [ns, fns] of Object.entries(this.options.namespaces ?? {}))
+      for (const f of Object.keys(fns)) names.push(`${ns}.${f}`);
+    return names;
+  }
+
+  private startCall(kind: number, name: string, json: string): number {
+    const id = ++this.nextId;
+    if (kind === 1) this.startNamespaceCall(id, name, json);
+    else this.startToolCall(id, name, json);
+    return id;
+  }
+
+  private fail(id: number, error: { code: string; tool: string; message: string }): void {
+    this.ready.push({ id, ok: false, text: JSON.stringify(error) });
+  }
+
+  private startToolCall(id: number, name: string, json: string): void {
+    if (this.callCount >= this.limits.max_tool_calls) {
+      this.fatal ??= {
+        code: "SANDBOX_TOOL_LIMIT",
+        message: `the step tried to make more than ${this.limits.max_tool_calls} tool calls (limit max_tool_calls)`,
+        tool: name,
+      };
+      return;
+    }
+    this.callCount++;
+    const info = this.byName.get(name);
+    if (!info) {
+      const near = closestNames(name, this.knownNames());
+      const ambiguous = this.tools.filter((t) => t.name === name).map((t) => t.qualified);
+      const message = ambiguous.length
+        ? `tool name "${name}" is ambiguous; use one of: ${ambiguous.join(", ")}`
+        : `no tool named "${name}"${near.length ? `; closest: ${near.join(", ")}` : ""}`;
+      this.fail(id, { code: "TOOL_NOT_FOUND", tool: name, message });
+      return;
+    }
+    const started = performance.now();
+    const startedAt = new Date().toISOString();
+    let args: Record<string, unknown>;
+    try {
+      const decoded = decode(json);
+      args = toolArguments(info, Array.isArray(decoded) ? decoded : [decoded]);
+    } catch (e) {
+      const error =
+        e instanceof ToolError
+          ? e
+          : new ToolError("TOOL_INVALID_ARGS", info.qualified, `${info.qualified}: ${errorMessage(e)}`);
+      this.record(info, started, startedAt, false, 0, error);
+      this.fail(id, { code: error.code, tool: info.qualified, message: error.message });
+      return;
+    }
+    const abort = new AbortController();
+    this.pending.set(id, { namespace: false, info, started, startedAt, abort });
+    let promise: Promise<unknown>;
+    try {
+      promise = this.host.call(info.qualified, args, { signal: abort.signal });
+    } catch (e) {
+      promise = Promise.reject(e);
+    }
+    promise.then(
+      (value) => this.toolSettled(id, value),
+      (e) => this.toolFailed(id, e),
+    );
+  }
+
+  private toolSettled(id: number, value: unknown): void {
+    const p = this.pending.get(id);
+    if (!p || this.closed) return;
+    this.pending.delete(id);
+    let text: string;
+    try {
+      text = encode(value);
+    } catch (e) {
+      this.toolFailed(
+        id,
+        new ToolError(
+          "TOOL_ERROR",
+          p.info!.qualified,
+          `${p.info!.qualified}: its result cannot be sent to the sandbox: ${errorMessage(e)}`,
+        ),
+        p,
+      );
+      return;
+    }
+    const bytes = Buffer.byteLength(text);
+    // A result that could not fit in the sandbox's memory is refused here rather than crashing the step.
+    if (text.length > this.limits.memory_bytes / 4) {
+      const error = new ToolError(
+        "TOOL_RESULT_TOO_LARGE",
+        p.info!.qualified,
+        `${p.info!.qualified}: its result (${bytes} bytes) is too large for the sandbox's memory`,
+      );
+      this.record(p.info!, p.started, p.startedAt, false, bytes, error);
+      this.fail(id, { code: error.code, tool: error.tool, message: error.message });
+    } else {
+      this.record(p.info!, p.started, p.startedAt, true, bytes);
+      this.ready.push({ id, ok: true, text });
+    }
+    this.notify();
+  }
+
+  private toolFailed(id: number, e: unknown, known?: Pending): void {
+    const p = known ?? this.pending.get(id);
+    if (!p || this.closed) return;
+    this.pending.delete(id);
+    const tool = p.info!.qualified;
+    const error =
+      e instanceof ToolError ? e : new ToolError("TOOL_ERROR", tool, `${tool}: ${errorMessage(e)}`);
+    this.record(p.info!, p.started, p.startedAt, false, 0, error);
+    this.fail(id, { code: error.code, tool: error.tool || tool, message: error.message });
+    this.notify();
+  }
+
+  private startNamespaceCall(id: number, name: string, json: string): void {
+    const dot = name.indexOf(".");
+    const fn = this.options.namespaces?.[name.slice(0, dot)]?.[name.slice(dot + 1)];
+    if (!fn) {
+      this.fail(id, { code: "TOOL_NOT_FOUND", tool: name, message: `no function named "${name}"` });
+      return;
+    }
+    this.pending.set(id, {
+      namespace: true,
+      started: performance.now(),
+      startedAt: new Date().toISOString(),
+    });
+    let promise: Promise<unknown>;
+    try {
+      const decoded = decode(json);
+      promise = Promise.resolve(fn(Array.isArray(decoded) ? decoded : [decoded]));
+    } catch (e) {
+      promise = Promise.reject(e);
+    }
+    promise.then(
+      (value) => {
+        if (this.closed || !this.pending.delete(id)) return;
+        try {
+          this.ready.push({ id, ok: true, text: encode(value) });
+        } catch (e) {
+          this.fail(id, {
+            code: "TOOL_ERROR",
+            tool: name,
+            message: `${name}: its result cannot be sent to the sandbox: ${errorMessage(e)}`,
+          });
+        }
+        this.notify();
+      },
+      (e) => {
+        if (this.closed || !this.pending.delete(id)) return;
+        const code =
+          typeof (e as { code?: unknown })?.code === "string" ? (e as { code: string }).code : "TOOL_ERROR";
+        this.fail(id, { code, tool: name, message: `${name}: ${errorMessage(e)}` });
+        this.notify();
+      },
+    );
+  }
+
+  private record(
+    info: ToolInfo,
+    started: number,
+    startedAt: string,
+    ok: boolean,
+    bytes: number,
+    error?: ToolError,
+  ): void {
+    this.calls.push({
+      server: info.server,
+      tool: info.name,
+      ok,
+      ...(error && { error_kind: error.code, error_message: error.message }),
+      latency_ms: performance.now() - started,
+      bytes,
+      started_at: startedAt,
+    });
+  }
+
+  private log(level: string, text: string): void {
+    if (this.fatal?.code === "SANDBOX_LOG_TOO_LARGE") return;
+    let line = (LEVEL_PREFIX[level] ?? "") + text;
+    const left = this.limits.max_log_bytes - this.logBytes;
+    const bytes = Buffer.byteLength(line);
+    if (bytes > left) {
+      line = Buffer.from(line)
+        .subarray(0, Math.max(0, left))
+        .toString()
+        .replace(/\uFFFD$/, "");
+      this.fatal ??= {
+        code: "SANDBOX_LOG_TOO_LARGE",
+        message: `the step's console output passed ${this.limits.max_log_bytes} bytes (limit max_log_bytes)`,
+      };
+    }
+    this.logBytes += Buffer.byteLength(line);
+    if (line) {
+      this.logs.push(line);
+      this.options.onLog?.(line);
+    }
+  }
+
+  // --- the end --------------------------------------------------------------------------------------------
+
+  private engineFailure(e: unknown): void {
+    if (this.engine) this.engine.poisoned = true;
+    this.fatal = isNativeStackOverflow(e)
+      ? {
+          code: "SANDBOX_STACK",
+          message: "the step's recursion went too deep (nested data or recursive calls)",
+        }
+      : { code: "SANDBOX_RUNTIME", message: `the sandbox engine failed: ${errorMessage(e)}` };
+  }
+
+  private tearDown(): void {
+    this.closed = true;
+    // Calls still running belong to a step that is over: abort them and record them as such.
+    if (this.pending.size > 0) {
+      const why = this.fatal?.code ?? "the step ended";
+      const reason = new Error(`the sandbox step ended (${this.fatal?.code ?? "finished"})`);
+      for (const p of this.pending.values()) {
+        if (p.info)
+          this.record(
+            p.info,
+            p.started,
+            p.startedAt,
+            false,
+            0,
+            new ToolError("TOOL_CANCELLED", p.info.qualified, `${p.info.qualified}: aborted because ${why}`),
+          );
+        p.abort?.abort(reason);
+      }
+      this.pending.clear();
+    }
+    const engine = this.engine;
+    if (!engine) return;
+    if (!engine.poisoned) {
+      try {
+        for (const h of this.handles) if (h.alive) h.dispose();
+        this.ctx?.dispose();
+        this.rt?.dispose();
+      } catch {
+        // Freeing failed: the engine's heap is suspect, so it is not reused.
+        engine.poisoned = true;
+      }
+    }
+    releaseEngine(engine);
+  }
+
+  private result(error?: StepError): ExecutionResult {
+    const base = { logs: this.logs, tool_calls: this.calls, duration_ms: performance.now() - this.started };
+    if (error) return { ok: false, error, ...base };
+    const done = this.finished;
+    if (!done)
+      return {
+        ok: false,
+        error: { code: "SANDBOX_RUNTIME", message: "the step ended without a result" },
+        ...base,
+      };
+    if (done.status === 1) {
+      const bytes = Buffer.byteLength(done.text);
+      if (bytes > this.limits.max_result_bytes) return { ok: false, error: this.tooLarge(bytes), ...base };
+      // No value at all (the code returned nothing) is an absent `value`, not an "undefined" tag.
+      if (done.text === UNDEFINED_TEXT) return { ok: true, ...base };
+      return { ok: true, value: JSON.parse(done.text), ...base };
+    }
+    if (done.status === 2) return { ok: false, error: this.tooLarge(Number(done.text)), ...base };
+    let info: ThrownInfo;
+    try {
+      info = JSON.parse(done.text) as ThrownInfo;
+    } catch {
+      info = { name: "Error", message: "the step failed with an error that could not be read" };
+    }
+    return { ok: false, error: thrownError(info, this.lineCount, () => this.knownNames()), ...base };
+  }
+
+  private tooLarge(size: number): StepError {
+    return {
+      code: "SANDBOX_RESULT_TOO_LARGE",
+      message: `the step's return value is ${size} bytes as JSON, over the ${this.limits.max_result_bytes}-byte limit (max_result_bytes); return less, e.g. a summary or a slice`,
+    };
+  }
+}
+
+/**
+ * Run one CODE step. `host.tools()` become async functions (plain name when unique, always `server.tool`);
+ * the value the code returns is `value` (tagged JSON, see codec.ts). Never throws for anything the code does:
+ * every failure is `ok: false` with a typed `error`.
+ */
+export async function runCode(
+  code: string,
+  host: ToolHost,
+  limits: SandboxLimits,
+  options: RunOptions = {},
+): Promise<ExecutionResult> {
+  return new StepRun(host, limits, options).run(code);
+}
