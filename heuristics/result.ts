@@ -37,11 +37,45 @@ const TRACEBACK = /Traceback \(most recent call last\)|\n\s+at [\w$.<>[\] ]+ \(?
 const EMPTY_WORDS = new Set(["", "null", "undefined", "none", "nil", "n/a"]);
 const NOT_NUMBERS = new Set(["NaN", "Infinity", "-Infinity"]);
 
-/** Checks the value a CODE step returned. Pure; never throws. */
-export function guardResult(value: unknown, options: ResultGuardOptions = {}): ResultGuardResult {
+/** The sandbox's tag for a value JSON cannot carry (action/codec.ts): {"$pda": kind, ...}. */
+function tagOf(value: unknown): { kind: string; [k: string]: unknown } | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const kind = (value as Record<string, unknown>).$pda;
+  return typeof kind === "string" ? { ...(value as Record<string, unknown>), kind } : undefined;
+}
+
+/**
+ * Checks the value a CODE step returned: plain JSON, or the sandbox's tagged JSON (ExecutionResult.value), in
+ * which undefined, NaN, Error objects and functions are explicit. Pure; never throws.
+ */
+export function guardResult(rawValue: unknown, options: ResultGuardOptions = {}): ResultGuardResult {
   const findings: Finding[] = [];
   const expect = options.expect ?? "any";
   const short = options.shortTextChars ?? 300;
+  const tag = tagOf(rawValue);
+  const value = tag?.kind === "undefined" ? undefined : rawValue;
+
+  if (tag?.kind === "error") {
+    const code = typeof tag.code === "string" ? `[${tag.code}]` : "";
+    findings.push({
+      rule: "result.error_field",
+      severity: "block",
+      message: `The code returned an error instead of a value: ${String(tag.name ?? "Error")}${code}: ${firstLine(String(tag.message ?? ""))}`,
+    });
+    return done(findings);
+  }
+  if (tag?.kind === "function" || tag?.kind === "symbol") {
+    const name = typeof tag.name === "string" && tag.name ? tag.name : "";
+    findings.push({
+      rule: "result.unexpected_type",
+      severity: "block",
+      message:
+        tag.kind === "function"
+          ? `The code returned the function${name ? ` \`${name}\`` : ""} itself, not its result: call it, e.g. \`return await ${name || "f"}(...)\`.`
+          : "The code returned a Symbol, which is not a result.",
+    });
+    return done(findings);
+  }
 
   const empty = emptiness(value);
   if (
@@ -80,6 +114,17 @@ export function guardResult(value: unknown, options: ResultGuardOptions = {}): R
 
   const field = errorField(value);
   if (field) findings.push({ rule: "result.error_field", severity: "block", message: field });
+  const parts = typeof value === "object" && value !== null ? Object.values(value) : [];
+  const errors = parts.map(tagOf).filter((t) => t?.kind === "error");
+  if (errors.length > 0 && !field) {
+    // Some parts failed (e.g. parallel calls whose errors were caught and kept): worth saying, not fatal.
+    const e = errors[0]!;
+    findings.push({
+      rule: "result.error_field",
+      severity: errors.length === parts.length ? "block" : "warn",
+      message: `${errors.length} of ${parts.length} parts of the result are errors, e.g. ${String(e.name ?? "Error")}: ${firstLine(String(e.message ?? ""))}`,
+    });
+  }
 
   const nan = findNonNumber(value, "", 0);
   if (nan !== undefined) {
@@ -132,8 +177,10 @@ function textsOf(value: unknown, short: number): string[] {
   if (toPromptText(value).length <= short * 2) {
     const walk = (v: unknown, depth: number) => {
       if (typeof v === "string") out.push(v);
-      else if (depth < 3 && typeof v === "object" && v !== null)
+      // Tagged values are the sandbox's own markup ({"$pda": "error"} is judged elsewhere), not text.
+      else if (depth < 3 && typeof v === "object" && v !== null && !tagOf(v)) {
         Object.values(v).forEach((x) => walk(x, depth + 1));
+      }
     };
     walk(value, 0);
   }
@@ -164,6 +211,8 @@ function detail(v: Record<string, unknown>): string {
 /** "NaN at .a[2]"-style description of the first non-finite number inside the value. */
 function findNonNumber(value: unknown, path: string, depth: number): string | undefined {
   if (typeof value === "number" && !Number.isFinite(value)) return `${value} at ${path || "top level"}`;
+  const tag = tagOf(value);
+  if (tag?.kind === "number") return `${String(tag.value)} at ${path || "top level"}`;
   if (typeof value === "string" && NOT_NUMBERS.has(value.trim()))
     return `"${value.trim()}" at ${path || "top level"}`;
   if (depth >= 3 || typeof value !== "object" || value === null) return undefined;

@@ -113,6 +113,45 @@ const cases: Case[] = [
     options: { expect: "number" },
     expect: [["result.empty", "block"]],
   },
+  // the sandbox's tagged values (action/codec.ts)
+  { name: "tagged undefined", value: { $pda: "undefined" }, expect: [["result.empty", "block"]] },
+  { name: "tagged NaN", value: { $pda: "number", value: "NaN" }, expect: [["result.not_a_number", "block"]] },
+  {
+    name: "tagged -Infinity inside",
+    value: { a: [1, { $pda: "number", value: "-Infinity" }] },
+    expect: [["result.not_a_number", "block"]],
+  },
+  {
+    name: "a returned Error object",
+    value: {
+      $pda: "error",
+      name: "ToolError",
+      message: "math.add: missing b",
+      code: "TOOL_INVALID_ARGS",
+      tool: "math.add",
+    },
+    expect: [["result.error_field", "block"]],
+  },
+  {
+    name: "a returned function",
+    value: { $pda: "function", name: "add" },
+    expect: [["result.unexpected_type", "block"]],
+  },
+  {
+    name: "some parallel parts failed",
+    value: [3, { $pda: "error", name: "ToolError", message: "timeout" }],
+    expect: [["result.error_field", "warn"]],
+  },
+  {
+    name: "every parallel part failed",
+    value: [{ $pda: "error", name: "ToolError", message: "timeout" }],
+    expect: [["result.error_field", "block"]],
+  },
+  {
+    name: "a tagged date is a value",
+    value: { $pda: "date", value: "2024-01-02T03:04:05.000Z" },
+    expect: [],
+  },
   {
     name: "wrong type",
     value: 3,
@@ -137,6 +176,12 @@ describe("guardResult rules", () => {
     expect(r.findings[0]!.message).toContain('"Error: division by zero"');
     expect(findingsToStepError(r.findings)).toMatchObject({ code: "GUARD_RESULT_ERROR_TEXT" });
     expect(guardResult({ rows: [1, Number.NaN] }).findings[0]!.message).toContain("NaN at .rows[1]");
+    const fn = guardResult({ $pda: "function", name: "add" }).findings[0]!.message;
+    expect(fn).toContain("return await add(...)");
+    const err = guardResult({ $pda: "error", name: "ToolError", code: "TOOL_TIMEOUT", message: "slow" });
+    expect(err.findings[0]!.message).toBe(
+      "The code returned an error instead of a value: ToolError[TOOL_TIMEOUT]: slow",
+    );
   });
 });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { InProcessToolHost, runCode, type InProcessTool } from "../../action/index.js";
 import { SandboxLimits } from "../../config/index.js";
-import { guardCode } from "../index.js";
+import { guardCode, guardResult, type FindingRule } from "../index.js";
 
 const pair = {
   type: "object",
@@ -93,5 +93,26 @@ describe("guardCode agrees with the sandbox", () => {
     expect(guardCode(code, host.tools()).ok).toBe(false);
     const result = await runCode(code, host, limits);
     expect(result.ok).toBe(false);
+  });
+});
+
+describe("guardResult reads the sandbox's real values", () => {
+  const limits = SandboxLimits.parse({ timeout_ms: 5000 });
+  const cases: Array<[string, FindingRule | null]> = [
+    ["return await add(2, 3)", null],
+    ["return { city: 'Oslo', temp: await multiply(3, 7) }", null],
+    ["const x = await add(1, 2);", "result.empty"],
+    ["return await add(1, 2) / 0 - Infinity + 0 * Infinity", "result.not_a_number"],
+    ["return { avg: [1, 2].reduce((s, n) => s + n, 0) / 0 * 0 }", "result.not_a_number"],
+    ["return add", "result.unexpected_type"],
+    ["try { await add(1) } catch (e) { return e }", "result.error_field"],
+    ["return 'Error: the file could not be read'", "result.error_text"],
+  ];
+  it.each(cases)("%s → %s", async (code, rule) => {
+    const result = await runCode(code, new InProcessToolHost(tools), limits);
+    expect(result.ok).toBe(true);
+    const g = guardResult(result.value);
+    expect(g.findings.map((f) => f.rule)).toEqual(rule ? [rule] : []);
+    expect(g.ok).toBe(rule === null);
   });
 });
