@@ -2,13 +2,14 @@
  * Wires what a command needs from the global options: config folder, profile, models, the human channel,
  * hub and store. Everything opened here is closed by `close()`.
  */
-import { join } from "node:path";
+import { dirname } from "node:path";
 import type { Command } from "commander";
 import { AgentLoop, storeMemory, type LoopDeps } from "../agent/index.js";
-import { configDir, loadProfile, type Profile } from "../config/index.js";
+import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
+import { hubConfigFile } from "./hub.js";
 import { defaultDbPath } from "../core/index.js";
 import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
-import { createProvider } from "../llm/index.js";
+import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import type { ModelProvider } from "../llm/types.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
@@ -36,7 +37,7 @@ export function openStore(opts: GlobalOptions): SessionStore {
 }
 
 export async function openHub(opts: GlobalOptions): Promise<MultiMCP> {
-  return MultiMCP.start(join(configDir(opts.config), "mcp_server_config.yaml"));
+  return MultiMCP.start(hubConfigFile(opts.config));
 }
 
 export interface Runtime {
@@ -45,6 +46,8 @@ export interface Runtime {
   store: SessionStore;
   hub: MultiMCP;
   models: { perception: ModelProvider; decision: ModelProvider };
+  /** What each role uses and why (absent when the models were given, as in replay). */
+  router?: ModelRouter;
   human: HumanChannel;
   loop(extra?: Partial<LoopDeps>): AgentLoop;
   close(): Promise<void>;
@@ -59,7 +62,10 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const dir = configDir(opts.config);
   const { name, profile } = loadProfile(dir, opts.profile);
   // Models and the channel first: a missing key or a bad --hil should fail before any server is spawned.
-  const models = overrides.models ?? createModels(opts.model);
+  const router = overrides.models
+    ? undefined
+    : createModels({ model: opts.model, config: loadModelsConfig(dirname(configFile(dir, "models.yaml"))) });
+  const models = overrides.models ?? { perception: router!, decision: router! };
   const human = createChannel(opts.hil, { isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY });
   const store = openStore(opts);
   let hub: MultiMCP;
@@ -97,6 +103,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     store,
     hub,
     models,
+    router,
     human,
     loop: (extra) => {
       const deps = { ...base(), ...extra };
@@ -112,12 +119,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     async close() {
       await hub.close();
       store.close();
+      await router?.close();
     },
   };
-}
-
-function createModels(spec: string | undefined): Runtime["models"] {
-  // One provider serves both roles (a scripted file holds both roles' turns).
-  const provider = createProvider(spec);
-  return { perception: provider, decision: provider };
 }

@@ -1,7 +1,7 @@
 /**
  * Loads and validates YAML/JSON config files. Every error names the file, the line and the field.
  */
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { LineCounter, parseDocument, isMap, isSeq, type Node } from "yaml";
 import type { z } from "zod";
@@ -73,9 +73,15 @@ export function loadConfigFile<S extends z.ZodType>(file: string, schema: S): z.
   return parseConfigText(file, text, schema);
 }
 
+/** `name` in the config folder, or the bundled one when the folder has none (a folder may hold only some files). */
+export function configFile(dir: string, name: string): string {
+  const own = join(dir, name);
+  return existsSync(own) ? own : join(DEFAULT_CONFIG_DIR, name);
+}
+
 /** The named profile from profiles.yaml in the config folder (`--profile`, else the file's default). */
 export function loadProfile(dir: string, name?: string): { name: string; profile: Profile } {
-  const file = join(dir, "profiles.yaml");
+  const file = configFile(dir, "profiles.yaml");
   const parsed = loadConfigFile(file, ProfilesFile);
   const chosen = name ?? parsed.default;
   const profile = parsed.profiles[chosen];
