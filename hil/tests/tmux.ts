@@ -1,7 +1,7 @@
 /**
  * A real terminal for tests: a command in a detached tmux session of a fixed size, on a private tmux server
  * (its own socket), so tests never touch anyone's tmux. Read the screen, wait for text, send keys, wait for
- * the command to exit. Every wait has a timeout; `withTmux` always kills the server.
+ * the command to exit and read all it printed. Every wait has a timeout; `withTmux` always kills the server.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +26,15 @@ export interface WaitOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const EXIT_MARK = "__pda_tmux_exit__";
+/**
+ * The command runs under a shell that prints its exit status and then keeps the pane open. Letting the pane
+ * die instead loses output: tmux may mark a pane dead before it has read the last bytes a short-lived
+ * command wrote. `trap : INT` keeps the shell alive through a Ctrl-C meant for the command (a handler, not an
+ * ignore, so the command does not inherit it).
+ */
+const WRAPPER = `trap : INT; "$@"; printf '\\n${EXIT_MARK}:%d\\n' "$?"; exec sleep 86400`;
+
 export class TmuxSession {
   private readonly target = "pda";
   private constructor(
@@ -36,7 +45,6 @@ export class TmuxSession {
   /** Start `command` (argv, run without a shell) in a fresh tmux server. */
   static async start(command: string[], opts: TmuxOptions = {}): Promise<TmuxSession> {
     const dir = mkdtempSync(join(tmpdir(), "pda-tmux-"));
-    // remain-on-exit keeps the pane (and its last screen) after the command ends, so its output can be read.
     writeFileSync(
       join(dir, "tmux.conf"),
       "set -g remain-on-exit on\nset -g history-limit 5000\nset -g status off\n",
@@ -56,6 +64,10 @@ export class TmuxSession {
         String(opts.rows ?? 30),
         ...(opts.cwd ? ["-c", opts.cwd] : []),
         "--",
+        "sh",
+        "-c",
+        WRAPPER,
+        "sh",
         ...command,
       );
     } catch (e) {
@@ -79,10 +91,14 @@ export class TmuxSession {
     return (await this.tmux("capture-pane", "-p", "-J", "-t", this.target)).replace(/\n+$/, "");
   }
 
-  /** Everything the command printed, scrollback included (without tmux's "Pane is dead" line). */
+  /** Everything the command printed, scrollback included (without the harness's exit line). */
   async output(): Promise<string> {
-    const text = await this.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", this.target);
-    return text.replace(/^Pane is dead.*$/m, "").replace(/\n+$/, "");
+    const text = await this.history();
+    return text.replace(new RegExp(`\\n*${EXIT_MARK}:\\d+[\\s\\S]*$`), "").replace(/\n+$/, "");
+  }
+
+  private async history(): Promise<string> {
+    return this.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", this.target);
   }
 
   /** Poll the screen until it shows `pattern`; on timeout, throw with the last screen in the message. */
@@ -111,16 +127,13 @@ export class TmuxSession {
     await this.tmux("send-keys", "-l", "-t", this.target, text);
   }
 
-  /** Wait for the command to end; its exit status. */
+  /** Wait for the command to end; its exit status (128 + n when signal n killed it, as a shell reports). */
   async waitForExit(opts: WaitOptions = {}): Promise<number> {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+    const mark = new RegExp(`${EXIT_MARK}:(\\d+)`);
     for (;;) {
-      const [dead, status] = (
-        await this.tmux("display-message", "-p", "-t", this.target, "#{pane_dead} #{pane_dead_status}")
-      )
-        .trim()
-        .split(" ");
-      if (dead === "1") return Number(status);
+      const m = mark.exec(await this.history());
+      if (m) return Number(m[1]);
       if (Date.now() > deadline) {
         throw new Error(
           `tmux: the command did not exit within ${opts.timeoutMs ?? 10_000}ms; screen:\n${await this.screen()}`,
