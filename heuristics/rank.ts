@@ -17,8 +17,14 @@ export interface RankOptions {
   query: string;
   /** The current step's description (or plan line); searched together with the query. */
   step?: string;
-  /** Keyed by qualified name ("server.tool"); a plain name is accepted for a unique tool. */
-  stats?: ReadonlyMap<string, ToolStat> | Readonly<Record<string, ToolStat>>;
+  /**
+   * How tools have fared: memory's toolStats() rows ({server, tool, calls, ok, ...}) as they are, or a map keyed
+   * by qualified name ("server.tool"; a plain name is accepted for a unique tool).
+   */
+  stats?:
+    | ReadonlyArray<ToolStat & { server: string; tool: string }>
+    | ReadonlyMap<string, ToolStat>
+    | Readonly<Record<string, ToolStat>>;
   topK: number;
   /** Tools the plan already uses (plain or qualified names): always selected, whatever their rank. */
   alwaysInclude?: readonly string[];
@@ -189,10 +195,15 @@ export function createToolRanker(tools: readonly ToolInfo[]): ToolRanker {
           .map((r) => [r.id as string, r]),
       );
       const best = Math.max(0, ...[...hits.values()].map((r) => r.score));
+      const stats = options.stats;
+      const byName: ReadonlyMap<string, ToolStat> | Readonly<Record<string, ToolStat>> | undefined =
+        Array.isArray(stats)
+          ? new Map(stats.map((r) => [`${r.server}.${r.tool}`, r]))
+          : (stats as ReadonlyMap<string, ToolStat> | Readonly<Record<string, ToolStat>> | undefined);
       const statOf = (t: ToolInfo): ToolStat | undefined => {
-        const s = options.stats;
-        if (!s) return undefined;
-        const get = (k: string) => (s instanceof Map ? s.get(k) : (s as Record<string, ToolStat>)[k]);
+        if (!byName) return undefined;
+        const get = (k: string) =>
+          byName instanceof Map ? byName.get(k) : (byName as Readonly<Record<string, ToolStat>>)[k];
         return get(t.qualified) ?? (t.unique ? get(t.name) : undefined);
       };
 

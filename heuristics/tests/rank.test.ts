@@ -120,6 +120,16 @@ describe("rankTools reliability", () => {
     ).toBe("web_search");
   });
 
+  it("accepts memory's toolStats() rows as they are", () => {
+    const rows = [
+      { server: "web", tool: "web_search", calls: 20, ok: 0, failures: 20, success_rate: 0, p50_ms: 5 },
+      { server: "ddg", tool: "ddg_search", calls: 20, ok: 20, failures: 0, success_rate: 1, p50_ms: 5 },
+    ];
+    const r = rankTools(TOOLS, { query, topK: 1, stats: rows });
+    expect(r.tools[0]!.name).toBe("ddg_search");
+    expect(r.scores.find((s) => s.qualified === "web.web_search")).toMatchObject({ calls: 20, ok: 0 });
+  });
+
   it("accepts stats keyed by plain name for unique tools", () => {
     const r = rankTools(TOOLS, { query, topK: 1, stats: { web_search: { calls: 20, ok: 0 } } });
     expect(r.scores.find((s) => s.qualified === "web.web_search")!.calls).toBe(20);
