@@ -1,0 +1,334 @@
+/**
+ * The session store at the terminal: `pda sessions`, `pda show <id>`, `pda export <id>`,
+ * `pda memory search "<text>"` and `pda memory tools`.
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import chalk from "chalk";
+import type { Command } from "commander";
+import { ConfigError, defaultDbPath } from "../core/index.js";
+import {
+  DisplayStatus,
+  SessionStore,
+  type MemoryHit,
+  type SessionListItem,
+  type Timeline,
+  type TimelineEvent,
+  type ToolStat,
+} from "../memory/index.js";
+import { runCommand } from "./context.js";
+
+interface Globals {
+  db?: string;
+  verbose?: boolean;
+}
+
+const globals = (cmd: Command) => cmd.optsWithGlobals() as Globals;
+const dbPathOf = (g: Globals) => resolve(g.db ?? process.env.PDA_DB ?? defaultDbPath());
+const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
+const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 19) : "—");
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const out = (text: string): void => {
+  process.stdout.write(`${text}\n`);
+};
+const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
+
+/** Open the store for reading; null when the file does not exist yet (nothing was ever logged). */
+function openExisting(g: Globals): SessionStore | null {
+  const path = dbPathOf(g);
+  return existsSync(path) ? SessionStore.open(path, { mustExist: true }) : null;
+}
+
+function withStore<T>(g: Globals, body: (store: SessionStore) => T): T {
+  const store = SessionStore.open(dbPathOf(g), { mustExist: true });
+  try {
+    return body(store);
+  } finally {
+    store.close();
+  }
+}
+
+// Options are checked inside runCommand so bad values exit 2 with a message, like every usage error.
+function positiveInt(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new ConfigError(`${name} must be a positive integer, got "${value}"`);
+  return n;
+}
+
+function fraction(value: string): number {
+  const n = Number(value);
+  if (!(n >= 0 && n <= 1)) throw new ConfigError(`--threshold must be a number from 0 to 1, got "${value}"`);
+  return n;
+}
+
+function statusOption(value: string): DisplayStatus {
+  const parsed = DisplayStatus.safeParse(value);
+  if (!parsed.success) {
+    throw new ConfigError(`--status must be one of ${DisplayStatus.options.join(", ")}; got "${value}"`);
+  }
+  return parsed.data;
+}
+
+const STATUS_COLOR: Record<DisplayStatus, (s: string) => string> = {
+  succeeded: chalk.green,
+  running: chalk.cyan,
+  awaiting_human: chalk.yellow,
+  failed: chalk.red,
+  aborted: chalk.red,
+  budget_exhausted: chalk.yellow,
+  interrupted: chalk.magenta,
+};
+const status = (s: DisplayStatus, width = 0) => STATUS_COLOR[s](s.padEnd(width));
+
+function sessionLine(s: SessionListItem): string {
+  const answer = s.final_answer ? ` ${chalk.dim("→")} ${clip(oneLine(s.final_answer), 60)}` : "";
+  const figures = chalk.dim(`${s.steps} steps · ${s.tokens} tok · ${secs(s.duration_ms)}`);
+  return `${chalk.dim(s.session_id.slice(0, 8))}  ${when(s.created_at)}  ${status(s.status, 16)} ${clip(oneLine(s.original_query), 70)}${answer}  ${figures}`;
+}
+
+function indent(text: string, prefix: string): string {
+  return text
+    .split("\n")
+    .map((l) => `${prefix}${l}`)
+    .join("\n");
+}
+
+function eventLines(e: TimelineEvent, verbose: boolean): string[] {
+  const max = verbose ? 4000 : 300;
+  switch (e.kind) {
+    case "snapshot": {
+      const { snapshot: s, snapshot_type, index, step_index } = e.snapshot;
+      const about = step_index === undefined ? snapshot_type : `${snapshot_type}, step ${step_index}`;
+      const goal = s.original_goal_achieved ? chalk.green("goal ✓") : chalk.yellow("goal …");
+      const local =
+        snapshot_type === "user_query"
+          ? ""
+          : s.local_goal_achieved
+            ? chalk.green(" step ✓")
+            : chalk.yellow(" step …");
+      return [
+        `${chalk.cyan(`perception #${index}`)} ${chalk.dim(`(${about})`)} ${goal}${local} ${chalk.dim(`confidence ${s.confidence.toFixed(2)}`)}`,
+        `    ${chalk.dim("requirement")} ${clip(oneLine(s.result_requirement), max)}`,
+        `    ${chalk.dim("reasoning")}   ${clip(oneLine(s.reasoning), max)}`,
+        ...(s.solution_summary && s.solution_summary !== "not ready yet"
+          ? [`    ${chalk.dim("summary")}     ${clip(oneLine(s.solution_summary), max)}`]
+          : []),
+        ...(s.human_input ? [`    ${chalk.dim("human")}       ${clip(oneLine(s.human_input), max)}`] : []),
+      ];
+    }
+    case "plan":
+      return [
+        `${chalk.magenta(`plan v${e.plan.version}`)} ${chalk.dim(`(${e.plan.reason}, triggered by ${e.plan.triggered_by})`)}`,
+        ...e.plan.plan_text.map((l) => `    ${l}`),
+      ];
+    case "step": {
+      const st = e.step;
+      const color =
+        st.status === "completed" ? chalk.green : st.status === "failed" ? chalk.red : chalk.yellow;
+      const lines = [
+        `${chalk.blue(`step ${st.index}`)} ${chalk.dim(st.type)} ${color(st.status)} ${chalk.dim(`attempt ${st.attempts} · plan v${st.plan_version}`)} ${st.description}`,
+      ];
+      if (st.code) lines.push(chalk.gray(indent(st.code, "    │ ")));
+      if (st.conclusion) lines.push(`    ${chalk.green("conclusion")} ${clip(st.conclusion, max)}`);
+      if (st.question) lines.push(`    ${chalk.yellow("question")} ${clip(st.question, max)}`);
+      for (const c of e.tool_calls) {
+        const ok = c.ok ? chalk.green("ok") : chalk.red(c.error_kind ?? "failed");
+        const err = c.ok ? "" : chalk.red(` ${clip(oneLine(c.error_message ?? ""), 160)}`);
+        lines.push(
+          `    ${chalk.dim("→")} ${c.server}.${c.tool} ${ok} ${chalk.dim(`${Math.round(c.latency_ms)} ms · ${c.bytes} B`)}${err}`,
+        );
+      }
+      const r = st.execution_result;
+      for (const log of r?.logs ?? []) lines.push(chalk.gray(`    console: ${clip(log, max)}`));
+      if (r?.ok) {
+        const size = e.result_truncated
+          ? chalk.yellow(` (stored truncated; ${e.result_bytes} bytes in full)`)
+          : "";
+        lines.push(
+          `    ${chalk.green("result")} ${clip(JSON.stringify(r.value) ?? "undefined", max)}${size}`,
+        );
+      }
+      const error = st.error ?? r?.error;
+      if (error) lines.push(`    ${chalk.red(`error ${error.code}`)} ${clip(oneLine(error.message), max)}`);
+      if (st.human_input) lines.push(`    ${chalk.dim("human")} ${clip(oneLine(st.human_input), max)}`);
+      return lines;
+    }
+    case "tool": {
+      const c = e.call;
+      return [
+        `${chalk.dim("tool")} ${c.server}.${c.tool} ${c.ok ? chalk.green("ok") : chalk.red(c.error_kind ?? "failed")} ${chalk.dim(`${Math.round(c.latency_ms)} ms`)}`,
+      ];
+    }
+    case "llm": {
+      const c = e.call;
+      const fail = c.ok ? "" : chalk.red(` failed: ${clip(oneLine(c.error ?? ""), 160)}`);
+      const tries = c.attempts > 1 ? ` · ${c.attempts} attempts` : "";
+      return [
+        chalk.dim(
+          `  model ${c.role} ${c.provider}/${c.model} · ${c.input_tokens}→${c.output_tokens} tok · ${Math.round(c.latency_ms)} ms${tries}`,
+        ) + fail,
+      ];
+    }
+    case "human": {
+      const h = e.input;
+      return [
+        `${chalk.yellow(`human (${h.kind})`)} ${chalk.dim(`answered by ${h.answered_by} at ${when(h.at)}`)}`,
+        `    ${chalk.dim("Q")} ${clip(oneLine(h.question), max)}`,
+        `    ${chalk.dim("A")} ${clip(oneLine(h.answer), max)}`,
+      ];
+    }
+  }
+}
+
+export function renderTimeline(t: Timeline, verbose = false): string {
+  const s = t.session;
+  const u = t.usage;
+  const head = [
+    `${chalk.bold(`session ${s.session_id}`)}  ${status(s.status)}${s.agent ? chalk.dim(`  agent ${s.agent}`) : ""}`,
+    chalk.dim(
+      `started ${when(s.created_at)} · ended ${when(s.finished_at)} · ${secs(u.ms)} · ${u.llm_calls} model calls · ` +
+        `${u.tool_calls} tool calls · ${u.tokens} tokens (${u.input_tokens} in, ${u.output_tokens} out)`,
+    ),
+    `${chalk.bold("query")}  ${s.original_query}`,
+  ];
+  if (s.status_reason) head.push(`${chalk.bold("reason")} ${s.status_reason}`);
+  if (s.interrupted_reason && s.status === "interrupted")
+    head.push(`${chalk.magenta("interrupted")} ${s.interrupted_reason}`);
+  if (s.pending_question) head.push(`${chalk.yellow("waiting on")} ${s.pending_question}`);
+  const body = t.events.flatMap((e) => eventLines(e, verbose));
+  const answer = s.final_answer ? [`${chalk.green.bold("answer")} ${s.final_answer}`] : [];
+  return [...head, "", ...body, "", ...answer].join("\n");
+}
+
+function hitLines(h: MemoryHit): string {
+  const kind = h.kind === "solution" ? chalk.green("solution") : chalk.yellow("warning ");
+  const figures = chalk.dim(
+    `relevance ${h.relevance.toFixed(2)} · ${when(h.created_at)} · ${h.session_id.slice(0, 8)}`,
+  );
+  const detail =
+    h.kind === "solution"
+      ? `    ${chalk.dim("answer")} ${clip(oneLine(h.final_answer ?? h.solution_summary ?? ""), 200)}`
+      : `    ${chalk.dim(clip(oneLine(h.reason ?? ""), 200))}`;
+  return `${kind} ${clip(oneLine(h.original_query), 100)}  ${figures}\n${detail}`;
+}
+
+function statLine(s: ToolStat): string {
+  const rate = `${(s.success_rate * 100).toFixed(0)}%`;
+  const color = s.success_rate >= 0.95 ? chalk.green : s.success_rate >= 0.8 ? chalk.yellow : chalk.red;
+  const errs = Object.entries(s.error_kinds)
+    .map(([k, n]) => `${k}×${n}`)
+    .join(", ");
+  return `${`${s.server}.${s.tool}`.padEnd(32)} ${String(s.calls).padStart(6)} calls  ${color(rate.padStart(4))}  p50 ${Math.round(s.p50_ms)} ms  p95 ${Math.round(s.p95_ms)} ms${errs ? chalk.dim(`  ${errs}`) : ""}`;
+}
+
+export function registerMemory(program: Command) {
+  program
+    .command("sessions")
+    .description("past sessions, newest first")
+    .option("--search <words>", "only sessions whose query, requirement, summary or answer has these words")
+    .option("--status <status>", `one of ${DisplayStatus.options.join(", ")}`)
+    .option("--limit <n>", "how many (default 20)", "20")
+    .option("--json", "print the list as JSON")
+    .action((opts: { search?: string; status?: string; limit: string; json?: boolean }, cmd: Command) =>
+      runCommand(async () => {
+        const query = {
+          search: opts.search,
+          status: opts.status === undefined ? undefined : statusOption(opts.status),
+          limit: positiveInt("--limit", opts.limit),
+        };
+        const store = openExisting(globals(cmd));
+        let items: SessionListItem[] = [];
+        try {
+          items = store?.listSessions(query) ?? [];
+        } finally {
+          store?.close();
+        }
+        if (opts.json) return printJson(items);
+        if (items.length === 0) return out(chalk.dim(`no sessions (store: ${dbPathOf(globals(cmd))})`));
+        for (const s of items) out(sessionLine(s));
+      }),
+    );
+
+  program
+    .command("show")
+    .description(
+      "one session's timeline: perceptions, plan versions, steps with code and results, tools, humans",
+    )
+    .argument("<id>", "session id or an unambiguous prefix of it")
+    .option("--json", "print the session as JSON (the AgentSession export)")
+    .action((id: string, opts: { json?: boolean }, cmd: Command) =>
+      runCommand(async () => {
+        const g = globals(cmd);
+        withStore(g, (store) =>
+          opts.json ? printJson(store.getSession(id)) : out(renderTimeline(store.timeline(id), g.verbose)),
+        );
+      }),
+    );
+
+  program
+    .command("export")
+    .description("a session as JSON (the AgentSession schema), to a file or stdout")
+    .argument("<id>", "session id or an unambiguous prefix of it")
+    .option("--out <file>", "write here instead of stdout")
+    .action((id: string, opts: { out?: string }, cmd: Command) =>
+      runCommand(async () => {
+        const session = withStore(globals(cmd), (store) => store.getSession(id));
+        const text = `${JSON.stringify(session, null, 2)}\n`;
+        if (!opts.out) return void process.stdout.write(text);
+        writeFileSync(opts.out, text);
+        process.stderr.write(chalk.dim(`session ${session.session_id} written to ${opts.out}\n`));
+      }),
+    );
+
+  const memory = program.command("memory").description("what the agent remembers from past sessions");
+  memory
+    .command("search")
+    .description("the past sessions memory search returns for a text (solutions and warnings)")
+    .argument("<text>", "a query, as the agent would be asked it")
+    .option("--limit <n>", "most hits (default 5)", "5")
+    .option("--threshold <x>", "minimum relevance 0..1 (default 0.5)", "0.5")
+    .option("--json", "print the hits as JSON")
+    .action((text: string, opts: { limit: string; threshold: string; json?: boolean }, cmd: Command) =>
+      runCommand(async () => {
+        const options = { limit: positiveInt("--limit", opts.limit), threshold: fraction(opts.threshold) };
+        const store = openExisting(globals(cmd));
+        let hits: MemoryHit[] = [];
+        try {
+          hits = store?.searchMemory(text, options) ?? [];
+        } finally {
+          store?.close();
+        }
+        if (opts.json) return printJson(hits);
+        if (hits.length === 0) return out(chalk.dim("no past session is relevant enough"));
+        for (const h of hits) out(hitLines(h));
+      }),
+    );
+
+  memory
+    .command("tools")
+    .description("tool statistics: calls, success rate, latency percentiles, error kinds")
+    .option("--since <iso-time>", "only calls from this time on")
+    .option("--limit <n>", "most tools (default 50)", "50")
+    .option("--json", "print the statistics as JSON")
+    .action((opts: { since?: string; limit: string; json?: boolean }, cmd: Command) =>
+      runCommand(async () => {
+        const limit = positiveInt("--limit", opts.limit);
+        if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
+          throw new ConfigError(`--since must be an ISO date or time, got "${opts.since}"`);
+        }
+        const since = opts.since === undefined ? undefined : new Date(opts.since).toISOString();
+        const store = openExisting(globals(cmd));
+        let stats: ToolStat[] = [];
+        try {
+          stats = store?.toolStats({ since, limit }) ?? [];
+        } finally {
+          store?.close();
+        }
+        if (opts.json) return printJson(stats);
+        if (stats.length === 0) return out(chalk.dim("no tool calls logged"));
+        for (const s of stats) out(statLine(s));
+      }),
+    );
+}
