@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+/**
+ * The bundled documents MCP server: searches, reads and converts the documents of one folder.
+ *   node dist/mcp_servers/documents/server.js [--root DIR] [--db FILE] [--rescan-ms N] [--http HOST:PORT]
+ * Root: --root, else PDA_DOCUMENTS_ROOT, else the bundled samples. Index: --db, else PDA_DOCUMENTS_DB, else a
+ * file per root under the user's data folder. The folder is re-indexed (incrementally) at start, before a
+ * search when the last scan is older than --rescan-ms (default 30 s), and on `reindex_documents`.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import envPaths from "env-paths";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { PACKAGE_ROOT } from "../../core/index.js";
+import { FetchError, fetchText } from "../common/fetch.js";
+import { htmlToMarkdown } from "../common/html.js";
+import { serve } from "../common/serve.js";
+import { ExtractError, extractPdf } from "./extract.js";
+import { DocumentError, DocumentIndex } from "./store.js";
+
+export const SAMPLES_DIR = join(PACKAGE_ROOT, "mcp_servers/documents/samples");
+const MAX_OUTPUT_CHARS = 200_000;
+
+export interface DocumentsOptions {
+  rescanMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** Expected failures become isError results with the message; anything else is a bug and propagates. */
+async function answer<T extends Record<string, unknown>>(compute: () => Promise<T>): Promise<CallToolResult> {
+  try {
+    const value = await compute();
+    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
+  } catch (e) {
+    if (e instanceof DocumentError || e instanceof ExtractError || e instanceof FetchError) {
+      return { isError: true, content: [{ type: "text", text: e.message }] };
+    }
+    throw e;
+  }
+}
+
+function cap(text: string): { text: string; truncated: boolean } {
+  return text.length > MAX_OUTPUT_CHARS
+    ? { text: text.slice(0, MAX_OUTPUT_CHARS), truncated: true }
+    : { text, truncated: false };
+}
+
+export function createDocumentsServer(index: DocumentIndex, options: DocumentsOptions = {}): McpServer {
+  const rescanMs = options.rescanMs ?? 30_000;
+  const server = new McpServer({ name: "pda-documents", version: "0.1.0" });
+  const fresh = async () => {
+    if (Date.now() - index.lastSync > rescanMs) await index.sync();
+  };
+  const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
+
+  server.registerTool(
+    "search_stored_documents",
+    {
+      description:
+        "Full-text search (bm25) over the stored documents (Markdown, text, HTML, PDF). Returns the best matching " +
+        "passages with their document path, title, a snippet and `start` (pass path and start to read_document).",
+      inputSchema: {
+        query: z.string().min(1).describe("words to search for"),
+        k: z.number().int().min(1).max(50).default(5).describe("how many passages to return"),
+      },
+      outputSchema: {
+        query: z.string(),
+        results: z.array(
+          z.object({
+            path: z.string(),
+            title: z.string(),
+            start: z.number(),
+            snippet: z.string(),
+            score: z.number(),
+          }),
+        ),
+      },
+      annotations: readOnly,
+    },
+    ({ query, k }) =>
+      answer(async () => {
+        await fresh();
+        return { query, results: index.search(query, k) };
+      }),
+  );
+
+  server.registerTool(
+    "read_document",
+    {
+      description:
+        "Read a stored document's text (PDF and HTML as extracted text), from character `start` for `length` " +
+        "characters. Paths are relative to the document folder, as search_stored_documents returns them.",
+      inputSchema: {
+        path: z.string().min(1).describe("document path, e.g. notes/plan.md"),
+        start: z.number().int().min(0).default(0).describe("first character to return"),
+        length: z.number().int().min(1).max(50_000).default(4000).describe("how many characters"),
+      },
+      outputSchema: {
+        path: z.string(),
+        title: z.string(),
+        start: z.number(),
+        end: z.number(),
+        total_chars: z.number(),
+        text: z.string(),
+      },
+      annotations: readOnly,
+    },
+    ({ path, start, length }) =>
+      answer(async () => {
+        const doc = await index.document(path);
+        const from = Math.min(start, doc.text.length);
+        const end = Math.min(doc.text.length, from + length);
+        return {
+          path: doc.path,
+          title: doc.title,
+          start: from,
+          end,
+          total_chars: doc.text.length,
+          text: doc.text.slice(from, end),
+        };
+      }),
+  );
+
+  server.registerTool(
+    "extract_pdf",
+    {
+      description: "Extract the text of a PDF in the document folder, pages separated by a form feed line.",
+      inputSchema: { path: z.string().min(1).describe("the PDF's path in the document folder") },
+      outputSchema: {
+        path: z.string(),
+        title: z.string(),
+        pages: z.number(),
+        text: z.string(),
+        truncated: z.boolean(),
+      },
+      annotations: readOnly,
+    },
+    ({ path }) =>
+      answer(async () => {
+        const abs = index.resolveInside(path);
+        if (!abs.toLowerCase().endsWith(".pdf")) throw new DocumentError(`${path} is not a .pdf file`);
+        let bytes: Buffer;
+        try {
+          bytes = await readFile(abs);
+        } catch (e) {
+          throw new DocumentError(`${path}: ${(e as Error).message}`);
+        }
+        const pdf = await extractPdf(bytes, path);
+        return { path, title: pdf.title, pages: pdf.pages ?? 0, ...cap(pdf.text) };
+      }),
+  );
+
+  server.registerTool(
+    "convert_html_to_markdown",
+    {
+      description:
+        "Convert an HTML document to Markdown: a path in the document folder, or an http(s) URL to fetch. " +
+        "Scripts, styles and page chrome are dropped.",
+      inputSchema: { path_or_url: z.string().min(1).describe("document path or http(s) URL") },
+      outputSchema: { source: z.string(), title: z.string(), markdown: z.string(), truncated: z.boolean() },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    ({ path_or_url }) =>
+      answer(async () => {
+        let html: string;
+        let truncatedFetch = false;
+        if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path_or_url)) {
+          const got = await fetchText(path_or_url, { fetch: options.fetch });
+          html = got.text;
+          truncatedFetch = got.truncated;
+        } else {
+          try {
+            html = await readFile(index.resolveInside(path_or_url), "utf8");
+          } catch (e) {
+            if (e instanceof DocumentError) throw e;
+            throw new DocumentError(`${path_or_url}: ${(e as Error).message}`);
+          }
+        }
+        const { title, markdown } = htmlToMarkdown(html);
+        const capped = cap(markdown);
+        return {
+          source: path_or_url,
+          title,
+          markdown: capped.text,
+          truncated: capped.truncated || truncatedFetch,
+        };
+      }),
+  );
+
+  server.registerTool(
+    "reindex_documents",
+    {
+      description: "Re-scan the document folder now; only files whose content changed are read again.",
+      outputSchema: {
+        added: z.array(z.string()),
+        updated: z.array(z.string()),
+        removed: z.array(z.string()),
+        unchanged: z.number(),
+        failed: z.array(z.object({ path: z.string(), error: z.string() })),
+        ms: z.number(),
+      },
+    },
+    () => answer(async () => ({ ...(await index.sync()) })),
+  );
+  return server;
+}
+
+function defaultDbFor(root: string): string {
+  const id = createHash("sha256").update(root).digest("hex").slice(0, 12);
+  return join(envPaths("pda", { suffix: "" }).data, `documents-${id}.db`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({
+    options: {
+      root: { type: "string" },
+      db: { type: "string" },
+      "rescan-ms": { type: "string" },
+      http: { type: "string" },
+    },
+    strict: false,
+  });
+  const root = resolve(String(values.root ?? process.env.PDA_DOCUMENTS_ROOT ?? SAMPLES_DIR));
+  const dbPath = String(values.db ?? process.env.PDA_DOCUMENTS_DB ?? defaultDbFor(root));
+  if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
+  const index = DocumentIndex.open(root, dbPath);
+  // Index in the background: a big folder must not hold up the MCP handshake; tools wait for this scan.
+  void index.sync().then(
+    (r) => {
+      process.stderr.write(
+        `documents: ${index.count()} documents in ${root} (${r.added.length} added, ${r.updated.length} updated, ${r.removed.length} removed, ${r.unchanged} unchanged) in ${r.ms} ms\n`,
+      );
+      for (const f of r.failed) process.stderr.write(`documents: cannot index ${f.path}: ${f.error}\n`);
+    },
+    (e: unknown) => process.stderr.write(`documents: indexing failed: ${(e as Error).message}\n`),
+  );
+  const rescanMs = values["rescan-ms"] !== undefined ? Number(values["rescan-ms"]) : undefined;
+  await serve(() => createDocumentsServer(index, { rescanMs }), process.argv.slice(2), {
+    onShutdown: () => index.close(),
+  });
+}
