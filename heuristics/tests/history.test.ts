@@ -57,6 +57,18 @@ describe("boundHistory", () => {
     expect(h.omitted).toBe(Math.max(0, n - 3 - 10));
   });
 
+  it.each([
+    { keepLast: 0, maxSummaryLines: 0 },
+    { keepLast: 5, maxCharsPerResult: 50, maxCharsPerCode: 40, maxCharsPerLine: 30 },
+    { keepLast: 1, maxSummaryLines: 50, maxCharsPerLine: 500 },
+  ])("the bound holds for other options too: %j", (options) => {
+    for (const n of [0, 1, 7, 60]) {
+      const h = boundHistory(steps(n), options);
+      expect(h.text.length).toBeLessThanOrEqual(historyBound(options));
+      expect(h.recent.length + h.summary.length - (h.omitted ? 1 : 0) + h.omitted).toBe(n);
+    }
+  });
+
   it("keeps prompt size flat as the session grows (step 200 vs step 20)", () => {
     const t20 = estimateTokens(boundHistory(steps(20)).text);
     const t200 = estimateTokens(boundHistory(steps(200)).text);
