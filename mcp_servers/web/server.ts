@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+/**
+ * The bundled web MCP server: fetch a page as Markdown, and search the web through a configurable endpoint.
+ *   node dist/mcp_servers/web/server.js [--search-url URL] [--search-kind searxng|duckduckgo]
+ *       [--rate PER_SECOND] [--burst N] [--http HOST:PORT]
+ * Environment: PDA_SEARCH_URL, PDA_SEARCH_KIND. Requests are rate limited per host. Offline, every tool
+ * answers with an error that says so (DNS failure, refused connection, timeout), never a hang.
+ */
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
+import { htmlToMarkdown } from "../common/html.js";
+import { serve } from "../common/serve.js";
+import { RateLimited, RateLimiter } from "./limiter.js";
+import { DEFAULT_ENDPOINT, webSearch, type SearchEndpoint, type SearchKind } from "./search.js";
+
+export interface WebOptions {
+  endpoint?: SearchEndpoint;
+  limiter?: RateLimiter;
+  fetch?: typeof fetch;
+}
+
+async function answer<T extends Record<string, unknown>>(compute: () => Promise<T>): Promise<CallToolResult> {
+  try {
+    const value = await compute();
+    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
+  } catch (e) {
+    if (e instanceof FetchError || e instanceof RateLimited) {
+      return { isError: true, content: [{ type: "text", text: e.message }] };
+    }
+    throw e;
+  }
+}
+
+const TEXTUAL = /^(text\/|application\/(json|xml|xhtml\+xml|ld\+json|javascript)|$)/i;
+
+export function createWebServer(options: WebOptions = {}): McpServer {
+  const endpoint = options.endpoint ?? DEFAULT_ENDPOINT;
+  const limiter = options.limiter ?? new RateLimiter(1, 5);
+  const server = new McpServer({ name: "pda-web", version: "0.1.0" });
+
+  server.registerTool(
+    "fetch_url_as_markdown",
+    {
+      description:
+        "Fetch a web page (http or https) and return its main text as Markdown, with the page title. " +
+        "Plain text and JSON are returned as they are.",
+      inputSchema: {
+        url: z.string().min(1).describe("the page's URL"),
+        max_chars: z
+          .number()
+          .int()
+          .min(100)
+          .max(500_000)
+          .default(50_000)
+          .describe("cut the Markdown after this many characters"),
+      },
+      outputSchema: {
+        url: z.string(),
+        final_url: z.string(),
+        title: z.string(),
+        content_type: z.string(),
+        markdown: z.string(),
+        truncated: z.boolean(),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    ({ url, max_chars }) =>
+      answer(async () => {
+        const parsed = parseHttpUrl(url);
+        await limiter.take(parsed.host);
+        const page = await fetchText(parsed.href, { fetch: options.fetch });
+        const type = page.contentType.split(";")[0]!.trim();
+        if (!TEXTUAL.test(type)) {
+          throw new FetchError(
+            `${page.finalUrl} is ${type}, not a text page; it cannot be shown as Markdown`,
+          );
+        }
+        const isHtml = /html/i.test(type) || (!type && /<html|<body|<p[\s>]/i.test(page.text));
+        const { title, markdown } = isHtml ? htmlToMarkdown(page.text) : { title: "", markdown: page.text };
+        const truncated = page.truncated || markdown.length > max_chars;
+        return {
+          url: page.url,
+          final_url: page.finalUrl,
+          title,
+          content_type: type,
+          markdown: markdown.slice(0, max_chars),
+          truncated,
+        };
+      }),
+  );
+
+  server.registerTool(
+    "web_search",
+    {
+      description:
+        "Search the web. Returns up to max_results results, each with title, url and a snippet; " +
+        "use fetch_url_as_markdown to read one.",
+      inputSchema: {
+        query: z.string().min(1).describe("what to search for"),
+        max_results: z.number().int().min(1).max(25).default(5).describe("how many results"),
+      },
+      outputSchema: {
+        query: z.string(),
+        results: z.array(z.object({ title: z.string(), url: z.string(), snippet: z.string() })),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: true },
+    },
+    ({ query, max_results }) =>
+      answer(async () => {
+        await limiter.take(new URL(endpoint.url).host);
+        return { query, results: await webSearch(endpoint, query, max_results, options.fetch) };
+      }),
+  );
+  return server;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({
+    options: {
+      "search-url": { type: "string" },
+      "search-kind": { type: "string" },
+      rate: { type: "string" },
+      burst: { type: "string" },
+      http: { type: "string" },
+    },
+    strict: false,
+  });
+  const kind = String(values["search-kind"] ?? process.env.PDA_SEARCH_KIND ?? DEFAULT_ENDPOINT.kind);
+  if (kind !== "searxng" && kind !== "duckduckgo") {
+    process.stderr.write(`web: --search-kind must be searxng or duckduckgo, not ${kind}\n`);
+    process.exit(2);
+  }
+  const url = String(values["search-url"] ?? process.env.PDA_SEARCH_URL ?? DEFAULT_ENDPOINT.url);
+  const rate = Number(values.rate ?? 1);
+  const burst = Number(values.burst ?? 5);
+  if (!(rate > 0) || !(burst >= 1)) {
+    process.stderr.write("web: --rate must be > 0 and --burst >= 1\n");
+    process.exit(2);
+  }
+  const limiter = new RateLimiter(rate, burst);
+  await serve(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter }));
+}
