@@ -7,6 +7,7 @@ import { registerHub } from "./cli/hub.js";
 import { registerMemory } from "./cli/memory.js";
 import { registerBatch } from "./cli/batch.js";
 import { registerReport } from "./cli/report.js";
+import { registerModels } from "./cli/models.js";
 
 const program = new Command()
   .name("pda")
@@ -27,5 +28,6 @@ registerHub(program);
 registerMemory(program);
 registerBatch(program);
 registerReport(program);
+registerModels(program);
 
 await program.parseAsync(process.argv);

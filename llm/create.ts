@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ConfigError, ModelError, type Clock } from "../core/index.js";
 import { bundledModelsConfig, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
 import { modelCacheDir, type DownloadOptions } from "./download.js";
-import { GeminiTransport, NO_GEMINI_KEY_MESSAGE } from "./gemini.js";
+import { GeminiTransport } from "./gemini.js";
 import { LlamaTransport } from "./llama.js";
 import { OpenAITransport } from "./openai.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
@@ -266,14 +266,7 @@ export class ModelRouter implements ModelProvider {
     let e = this.byRole.get(role);
     if (e) return e;
     const settings = roleSettings(this.config, role);
-    const roleModel = this.config.roles[role]?.model;
-    const [spec, source] = this.options.model
-      ? [this.options.model, "--model"]
-      : roleModel
-        ? [roleModel, `models.yaml roles.${role}.model`]
-        : settings.model
-          ? [settings.model, "models.yaml defaults.model"]
-          : [this.defaultChoice.spec, `default: ${this.defaultChoice.reason}`];
+    const { spec, source } = roleSpec(this.config, role, this.options.model, this.defaultChoice);
     let transport = this.transports.get(spec);
     if (!transport) {
       transport = createTransport(spec, { ...this.options, config: this.config });
@@ -292,6 +285,20 @@ export class ModelRouter implements ModelProvider {
     this.byRole.set(role, e);
     return e;
   }
+}
+
+/** Which spec a role uses and where that came from: --model, then models.yaml, then the default choice. */
+export function roleSpec(
+  config: ModelsFile,
+  role: string,
+  cliModel: string | undefined,
+  defaultChoice: DefaultChoice,
+): { spec: string; source: string } {
+  if (cliModel) return { spec: cliModel, source: "--model" };
+  const roleModel = config.roles[role]?.model;
+  if (roleModel) return { spec: roleModel, source: `models.yaml roles.${role}.model` };
+  if (config.defaults.model) return { spec: config.defaults.model, source: "models.yaml defaults.model" };
+  return { spec: defaultChoice.spec, source: `default: ${defaultChoice.reason}` };
 }
 
 /** The loop's models from models.yaml and `--model`. */

@@ -5,6 +5,7 @@ export {
   createModels,
   createTransport,
   chooseDefault,
+  roleSpec,
   parseModelSpec,
   ModelRouter,
   ScriptedProvider,

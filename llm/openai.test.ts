@@ -1,0 +1,137 @@
+/** The OpenAI-compatible provider against a fake chat-completions server on 127.0.0.1. */
+import { afterEach, describe, expect, it } from "vitest";
+import { ModelError, PerceptionSnapshot, modelJsonSchema } from "../core/index.js";
+import {
+  FakeClock,
+  samplePerception,
+  startFakeOpenAI,
+  type FakeOpenAI,
+  type FakeOpenAIHandler,
+} from "../testing/index.js";
+import { createProvider, type ProviderOptions } from "./index.js";
+
+let fake: FakeOpenAI | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+async function setup(
+  handler: FakeOpenAIHandler,
+  options: ProviderOptions & { jsonSchema?: boolean; spec?: string; env?: NodeJS.ProcessEnv } = {},
+) {
+  fake = await startFakeOpenAI({
+    handler,
+    jsonSchema: options.jsonSchema,
+    models: ["llama3.2:1b", "qwen2.5:0.5b"],
+  });
+  const clock = new FakeClock();
+  const { env, spec, ...rest } = options;
+  const provider = createProvider(spec ?? "openai:qwen2.5:0.5b", {
+    clock,
+    random: () => 0.5,
+    ...rest,
+    env: { OPENAI_BASE_URL: fake.url, ...env },
+  });
+  return { fake, clock, provider };
+}
+
+const perceive = {
+  role: "perception",
+  system: "You are the perception module.",
+  prompt: "Query: What is 2 + 2",
+  schema: PerceptionSnapshot,
+  schemaName: "PerceptionSnapshot",
+};
+
+describe("openai-compatible provider", () => {
+  it("sends response_format json_schema with the derived schema; usage from the reply", async () => {
+    const { fake, provider } = await setup(
+      () => ({ json: samplePerception(), usage: { input: 70, output: 30 } }),
+      {
+        env: { OPENAI_API_KEY: "sk-test" },
+        temperature: 0.1,
+        max_output_tokens: 512,
+      },
+    );
+    const r = await provider.generate(perceive);
+    expect(r.value).toEqual(samplePerception());
+    expect(r).toMatchObject({ provider: "openai", model: "qwen2.5:0.5b", attempts: 1 });
+    expect(r.usage).toEqual({ input_tokens: 70, output_tokens: 30 });
+    const req = fake.requests[0]!;
+    expect(req.headers.authorization).toBe("Bearer sk-test");
+    expect(req.body).toMatchObject({
+      model: "qwen2.5:0.5b",
+      temperature: 0.1,
+      max_tokens: 512,
+      response_format: {
+        type: "json_schema",
+        json_schema: { name: "PerceptionSnapshot", schema: modelJsonSchema(PerceptionSnapshot) },
+      },
+    });
+    expect(req.body.messages).toEqual([
+      { role: "system", content: perceive.system },
+      { role: "user", content: perceive.prompt },
+    ]);
+  });
+
+  it("falls back to json_object, with the schema in the prompt, on a server without structured outputs", async () => {
+    const { fake, provider } = await setup(() => ({ json: samplePerception() }), { jsonSchema: false });
+    expect((await provider.generate(perceive)).value).toEqual(samplePerception());
+    expect((await provider.generate(perceive)).value).toEqual(samplePerception());
+    // The first call learns; the second goes straight to json_object.
+    expect(fake.requests.map((r) => r.responseFormat)).toEqual(["json_schema", "json_object", "json_object"]);
+    expect(fake.requests[1]!.systemText).toContain('"original_goal_achieved"');
+    expect(fake.requests[1]!.headers.authorization).toBeUndefined();
+  });
+
+  it("uses the first model the server lists when none is named", async () => {
+    const { fake, provider } = await setup(() => ({ json: samplePerception() }), { spec: "openai" });
+    const r = await provider.generate(perceive);
+    expect(r.model).toBe("llama3.2:1b");
+    expect(fake.requests[0]!.model).toBe("llama3.2:1b");
+  });
+
+  it("honours retry-after on 429 and backs off on 503 (fake clock)", async () => {
+    const replies = [{ status: 429, retryAfter: "7" }, { status: 503 }, { status: 429, retryAfterMs: 250 }];
+    const { clock, provider } = await setup((req) => replies[req.n - 1] ?? { json: samplePerception() });
+    const r = await provider.generate(perceive);
+    expect(r.retries).toBe(3);
+    expect(clock.sleeps).toEqual([7000, 1500, 250]);
+  });
+
+  it("turns length, refusal and empty replies into typed errors, and repairs prose-wrapped JSON", async () => {
+    const replies = [
+      { text: '{"entities": ["a", "b', finishReason: "length" },
+      { refusal: "I can't help with that." },
+      { text: "   " },
+      { text: `Here you go: ${JSON.stringify(samplePerception())} — anything else?` },
+    ];
+    const { provider } = await setup((req) => replies[req.n - 1]!);
+    const codes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const e = await provider.generate(perceive).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ModelError);
+      codes.push((e as ModelError).code);
+    }
+    expect(codes).toEqual(["MODEL_TRUNCATED", "MODEL_BLOCKED", "MODEL_EMPTY"]);
+    expect((await provider.generate(perceive)).attempts).toBe(1);
+  });
+
+  it("reports a 401 as MODEL_NO_KEY and an unreachable server as MODEL_UNREACHABLE (exit 3)", async () => {
+    const { provider } = await setup(() => ({ status: 401, message: "invalid api key" }));
+    await expect(provider.generate(perceive)).rejects.toMatchObject({ code: "MODEL_NO_KEY", exitCode: 3 });
+    const url = fake!.url;
+    await fake!.close();
+    fake = undefined;
+    const clock = new FakeClock();
+    const p = createProvider("openai:m", { env: { OPENAI_BASE_URL: url }, clock });
+    await expect(p.generate(perceive)).rejects.toMatchObject({ code: "MODEL_UNREACHABLE", exitCode: 3 });
+    expect(clock.sleeps).toHaveLength(4);
+  });
+
+  it("needs OPENAI_API_KEY only for api.openai.com", () => {
+    expect(() => createProvider("openai:gpt-4o-mini", { env: {} })).toThrow(/OPENAI_API_KEY/);
+    expect(createProvider("openai:gpt-4o-mini", { env: { OPENAI_API_KEY: "k" } }).model).toBe("gpt-4o-mini");
+  });
+});
