@@ -3,6 +3,9 @@
  * steps, perceive each result, and go on, replan or stop. Each phase lives in its own module; this file only
  * sequences them, keeps the session up to date and writes it to the recorder as it happens.
  */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { runCode } from "../action/index.js";
 import type { Profile } from "../config/index.js";
 import {
@@ -30,6 +33,17 @@ import { perceive, perceptionPrompt, type PerceptionInput } from "../perception/
 import { attemptsOf, budgetRules, firstStop, type StopRule } from "./budgets.js";
 import type { LoopEvent } from "./events.js";
 import { STOP_STATUS, questionText, type HumanChannel, type Question } from "../hil/index.js";
+import {
+  createToolRanker,
+  findToolCalls,
+  findingsToStepError,
+  formatFindings,
+  guardCode,
+  guardQuery,
+  guardResult,
+  type Finding,
+  type ToolRanker,
+} from "../heuristics/index.js";
 import { approvalGate, ask, pendingQuestion, type HumanDeps } from "./human.js";
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
@@ -38,6 +52,8 @@ import { currentPlan, newSession } from "./session.js";
 export interface MemoryService {
   recall(query: string): string;
   toolStats(): string;
+  /** Per-tool call counts, for ranking tools by reliability. */
+  toolStatRows?(): ReadonlyArray<{ server: string; tool: string; calls: number; ok: number }>;
 }
 
 export interface LoopDeps {
@@ -54,6 +70,8 @@ export interface LoopDeps {
   human?: HumanChannel;
   onEvent?: (event: LoopEvent) => void;
   signal?: AbortSignal;
+  /** Whether a local path exists, for the query guard (default: the file system). */
+  exists?: (path: string) => boolean;
 }
 
 export interface RunOptions {
@@ -86,6 +104,10 @@ interface Run {
   stepIndex: number | undefined;
   memory: string;
   host: ToolHost;
+  /** The query as the prompts see it: the original with blocklisted terms taken out (and said so). */
+  query: string;
+  queryFindings: string;
+  ranker: ToolRanker;
 }
 
 export class AgentLoop {
@@ -131,7 +153,16 @@ export class AgentLoop {
   private async drive(s: AgentSession, first: Next): Promise<AgentSession> {
     const started = this.clock.now();
     const msBefore = s.usage.ms;
-    const run: Run = { s, started, stepIndex: undefined, memory: "", host: this.deps.host };
+    const run: Run = {
+      s,
+      started,
+      stepIndex: undefined,
+      memory: "",
+      host: this.deps.host,
+      query: s.original_query,
+      queryFindings: "",
+      ranker: createToolRanker(this.deps.host.tools()),
+    };
     // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
     const gated = this.human
       ? approvalGate(this.deps.host, this.human, s, () => run.stepIndex)
@@ -167,7 +198,18 @@ export class AgentLoop {
     const { s } = run;
     switch (next.kind) {
       case "start": {
-        run.memory = this.deps.memory?.recall(s.original_query) ?? "";
+        if (this.deps.profile.guards.query) {
+          const g = guardQuery(s.original_query, {
+            exists: this.deps.exists ?? existsOnDisk,
+            blocklist: this.deps.profile.blocklist,
+          });
+          if (g.blocking)
+            return this.end(s, "failed", null, `the query was refused: ${formatFindings(g.findings)}`);
+          run.query = g.sanitized;
+          if (g.findings.length)
+            run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
+        }
+        run.memory = this.deps.memory?.recall(run.query) ?? "";
         const snap = await this.perceive(run, { mode: "user_query" }, "user_query");
         if (snap.original_goal_achieved) return this.end(s, "succeeded", snap.solution_summary);
         return { kind: "decide", mode: "initial", snapshot: snap, reason: "initial", trigger: "snapshot:0" };
@@ -201,10 +243,20 @@ export class AgentLoop {
       }
       case "run_code": {
         const { step } = next;
+        const { guards } = this.deps.profile;
+        if (guards.code) {
+          const g = guardCode(step.code ?? "", this.deps.host.tools());
+          if (!g.ok) return this.rejectCode(run, step, g.findings);
+        }
         const result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
           signal: this.deps.signal,
           onLog: (line: string) => this.emit({ type: "log", line }),
         });
+        if (result.ok && guards.result) {
+          // Errors disguised as values ("Error: …", empty, NaN) are failures, whatever the code thought.
+          const g = guardResult(result.value);
+          if (!g.ok) Object.assign(result, { ok: false, error: findingsToStepError(g.findings) });
+        }
         step.execution_result = result;
         step.error = result.error;
         this.deps.recorder.saveStep(s.session_id, step);
@@ -231,35 +283,65 @@ export class AgentLoop {
     }
     const ok = result.ok && snap.local_goal_achieved;
     this.finishStep(s, step, ok ? "completed" : "failed");
-    const max = this.deps.profile.budgets.max_attempts_per_step;
-    const why = step.error ? `${step.error.code}: ${step.error.message}` : snap.local_reasoning;
-    if (!ok && step.attempts >= max) {
-      if (this.human) {
-        const error = step.error ?? { code: "STEP_FAILED", message: snap.local_reasoning };
-        const question: Question = {
-          kind: "tool_failure",
-          step_index: step.index,
-          description: step.description,
-          code: step.code ?? "",
-          error,
-          attempts: step.attempts,
-        };
-        return { kind: "ask", question, step };
-      }
-      throw new BudgetExceeded(
-        "BUDGET_ATTEMPTS",
-        `step ${step.plan_step} failed ${step.attempts} times (the limit is ${max}): ${why}`,
+    if (!ok)
+      return this.afterFailure(
+        run,
+        step,
+        snap,
+        step.error ? `${step.error.code}: ${step.error.message}` : snap.local_reasoning,
       );
-    }
-    const guidance = ok
-      ? undefined
-      : `The last step failed (${why}). It has been tried ${step.attempts} of ${max} times. Fix what failed, or change the plan.`;
     return {
       kind: "decide",
       mode: "mid_session",
       snapshot: snap,
-      guidance,
-      reason: ok ? "next_step" : "replan_after_failure",
+      reason: "next_step",
+      trigger: `step:${step.index}`,
+    };
+  }
+
+  /**
+   * Code a guard refused goes straight back to the decision — no sandbox run, no tool call, no perception —
+   * and counts as an attempt.
+   */
+  private rejectCode(run: Run, step: Step, findings: Finding[]): Next {
+    const error = findingsToStepError(findings)!;
+    step.execution_result = { ok: false, logs: [], error, tool_calls: [], duration_ms: 0 };
+    step.error = error;
+    this.finishStep(run.s, step, "failed");
+    return this.afterFailure(
+      run,
+      step,
+      run.s.snapshots.at(-1)!.snapshot,
+      `the code was not run: ${error.message}`,
+    );
+  }
+
+  /** A failed step: replan with the failure as feedback, or — its attempts used up — ask the human or stop. */
+  private afterFailure(run: Run, step: Step, snap: PerceptionSnapshot, why: string): Next {
+    const max = this.deps.profile.budgets.max_attempts_per_step;
+    if (step.attempts >= max) {
+      if (!this.human) {
+        throw new BudgetExceeded(
+          "BUDGET_ATTEMPTS",
+          `step ${step.plan_step} failed ${step.attempts} times (the limit is ${max}): ${why}`,
+        );
+      }
+      const question: Question = {
+        kind: "tool_failure",
+        step_index: step.index,
+        description: step.description,
+        code: step.code ?? "",
+        error: step.error ?? { code: "STEP_FAILED", message: why },
+        attempts: step.attempts,
+      };
+      return { kind: "ask", question, step };
+    }
+    return {
+      kind: "decide",
+      mode: "mid_session",
+      snapshot: snap,
+      guidance: `The last step failed (${why}). It has been tried ${step.attempts} of ${max} times. Fix what failed, or change the plan.`,
+      reason: "replan_after_failure",
       trigger: `step:${step.index}`,
     };
   }
@@ -340,7 +422,7 @@ export class AgentLoop {
     const full: PerceptionInput = {
       ...input,
       memory: run.memory,
-      query: s.original_query,
+      query: run.query,
       humanInputs: s.state.human_inputs,
       plan: currentPlan(s),
       history: s.steps,
@@ -376,9 +458,9 @@ export class AgentLoop {
       snapshot: next.snapshot,
       guidance: next.guidance,
       memory: run.memory,
-      query: s.original_query,
+      query: run.query,
       humanInputs: s.state.human_inputs,
-      tools: this.deps.host.tools(),
+      tools: this.selectTools(run, next),
       toolStats: this.deps.memory?.toolStats() ?? "",
       plan: currentPlan(s),
       history: s.steps,
@@ -392,6 +474,23 @@ export class AgentLoop {
       () => decide(this.deps.models.decision, full),
     );
     return out.decision;
+  }
+
+  /** The tools the decision sees: the top K by relevance and reliability, plus every tool the plan has used. */
+  private selectTools(run: Run, next: Extract<Next, { kind: "decide" }>) {
+    const tools = this.deps.host.tools();
+    const k = this.deps.profile.tool_top_k;
+    if (tools.length <= k) return tools;
+    const used = run.s.steps.flatMap((st) => (st.code ? findToolCalls(st.code, tools) : []));
+    return run.ranker.rank({
+      query: run.query,
+      step: [next.snapshot.result_requirement, currentPlan(run.s)?.plan_text.join(" ")]
+        .filter(Boolean)
+        .join(" "),
+      stats: this.deps.memory?.toolStatRows?.(),
+      topK: k,
+      alwaysInclude: used,
+    }).tools;
   }
 
   /** Calls a model phase, counting usage and logging the call (failed ones too). */
@@ -521,6 +620,11 @@ function stepDecision(step: Step): Omit<DecisionOutput, "plan_text"> {
     conclusion: step.conclusion,
     question: step.question,
   };
+}
+
+/** The query guard's view of the file system: does a path the user named exist? */
+function existsOnDisk(path: string): boolean {
+  return existsSync(path.startsWith("~/") ? join(homedir(), path.slice(2)) : path);
 }
 
 function sameLines(a: string[], b: string[]): boolean {

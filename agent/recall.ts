@@ -40,5 +40,6 @@ export function storeMemory(store: SessionStore, hits: number): MemoryService {
       const r = store.mostAndLeastReliable(3, { minCalls: 3 });
       return renderReliability(r.most, r.least);
     },
+    toolStatRows: () => store.toolStats(),
   };
 }

@@ -56,6 +56,15 @@ export const Profile = z
       })
       .strict()
       .default({ query: true, code: true, result: true }),
+    /** Words or phrases taken out of queries (and said so to the model), or refused with action: block. */
+    blocklist: z
+      .array(
+        z.union([
+          z.string(),
+          z.object({ term: z.string(), action: z.enum(["remove", "block"]).optional() }).strict(),
+        ]),
+      )
+      .default([]),
     /** Memory hits shown to perception and decision. */
     memory_hits: z.number().int().min(0).default(3),
   })

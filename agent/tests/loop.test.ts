@@ -179,3 +179,54 @@ describe("AgentLoop", () => {
     expect(s.steps[0]!.status).toBe("clarification_needed");
   });
 });
+
+describe("guards in the loop", () => {
+  it("code calling an unknown tool goes back to the decision with the nearest names: no sandbox run, no tool call", async () => {
+    const { loop, transport } = h.loop({
+      perception: [snap(), achieved("42")],
+      decision: [code(PLAN, 0, "return await multiplyy(6, 7)"), code(PLAN, 0, "return await multiply(6, 7)")],
+    });
+    const s = await loop.run("What is 6 times 7?");
+    expect(s.status).toBe("succeeded");
+    expect(s.steps[0]).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      execution_result: { tool_calls: [], duration_ms: 0 },
+    });
+    expect(s.steps[0]!.error!.code).toMatch(/^GUARD_/);
+    expect(s.steps[1]).toMatchObject({ status: "completed", attempts: 2 });
+    // Only the second step's one call reached the server; perception was not asked about the refused code.
+    expect(h.store.toolCalls({ session_id: s.session_id }).map((c) => c.tool)).toEqual(["multiply"]);
+    expect(transport.calls.map((c) => c.role)).toEqual(["perception", "decision", "decision", "perception"]);
+    expect(transport.calls[2]!.prompt).toMatch(/multiplyy/);
+    expect(transport.calls[2]!.prompt).toMatch(/multiply\b/);
+  });
+
+  it("an error disguised as a value is a failure", async () => {
+    const { loop } = h.loop(
+      { perception: [snap(), snap()], decision: [code(PLAN, 0, 'return "Error: file not found"')] },
+      { budgets: { max_attempts_per_step: 1 } as never },
+    );
+    const s = await loop.run("read the file");
+    expect(s.steps[0]!.execution_result!.ok).toBe(false);
+    expect(s.steps[0]!.error!.code).toMatch(/^GUARD_RESULT/);
+  });
+
+  it("a blocklisted word is taken out of what the model sees, and said so; the original query is kept", async () => {
+    const { loop, transport } = h.loop({ perception: [achieved("hi")] }, {
+      blocklist: ["password"],
+    } as never);
+    const s = await loop.run("hello, my password is hunter2");
+    expect(s.original_query).toBe("hello, my password is hunter2");
+    expect(transport.calls[0]!.prompt).not.toMatch(/password is/);
+    expect(transport.calls[0]!.prompt).toMatch(/\[removed\]/);
+  });
+
+  it("a query over the hard size limit is refused with a clear message", async () => {
+    const { loop, transport } = h.loop({});
+    const s = await loop.run("x ".repeat(15_000));
+    expect(s.status).toBe("failed");
+    expect(s.status_reason).toMatch(/refused/);
+    expect(transport.calls).toHaveLength(0);
+  });
+});
