@@ -5,6 +5,7 @@
  */
 import type { Collider, RigidBody, World } from "@dimforge/rapier3d-compat";
 import { quatFromAxisAngle, quatFromYaw, rotate, add, type Quat, type Vec3 } from "./geometry.js";
+import { boxConvex, intersects, prismConvex, type Convex } from "./collide.js";
 import { localHullPoints, openBoxParts, type ObjectSpec } from "./objects.js";
 
 export type Rapier = typeof import("@dimforge/rapier3d-compat").default;
@@ -73,6 +74,9 @@ export class PhysicsScene {
   private readonly owner = new Map<number, string>();
   /** Simulated steps so far in this episode. */
   steps = 0;
+  /** Bumped whenever bodies may have moved; keys the cache of world-space parts. */
+  private version = 0;
+  private readonly partsCache = new Map<string, { version: number; parts: Convex[] }>();
 
   constructor(specs: ObjectSpec[]) {
     const R = rapier();
@@ -198,6 +202,7 @@ export class PhysicsScene {
     body.setTranslation({ x: pose.position[0], y: pose.position[1], z: pose.position[2] }, true);
     body.setRotation(pose.rotation, true);
     this.world.propagateModifiedBodyPositionsToColliders();
+    this.version++;
   }
 
   applyImpulse(name: string, impulse: Vec3, at: Vec3): void {
@@ -216,6 +221,7 @@ export class PhysicsScene {
   }
 
   step(): void {
+    this.version++;
     this.world.step();
     this.steps++;
   }
@@ -244,22 +250,42 @@ export class PhysicsScene {
     return false;
   }
 
-  /** Names of objects whose colliders intersect the box; table and floor are left to the caller. */
+  /** The object's solid parts in world coordinates (open boxes: floor and walls). */
+  convexParts(name: string): Convex[] {
+    const cached = this.partsCache.get(name);
+    if (cached && cached.version === this.version) return cached.parts;
+    const parts = this.computeParts(name);
+    this.partsCache.set(name, { version: this.version, parts });
+    return parts;
+  }
+
+  private computeParts(name: string): Convex[] {
+    const o = this.get(name);
+    const { position, rotation } = this.pose(name);
+    const shape = o.spec.shape;
+    switch (shape.kind) {
+      case "box":
+        return [boxConvex(shape.size, position, rotation)];
+      case "cylinder":
+        return [prismConvex(shape.radius, shape.height, position, rotation)];
+      case "open_box":
+        return openBoxParts(shape).map((p) =>
+          boxConvex(p.size, add(position, rotate(rotation, p.offset)), rotation),
+        );
+      case "zone":
+        return [];
+    }
+  }
+
+  /** Names of objects that overlap the box (exact test); the table and floor are left to the caller. */
   overlaps(box: QueryBox, exclude: ReadonlySet<string>): string[] {
-    const R = rapier();
-    const hits = new Set<string>();
-    const shape = new R.Cuboid(box.size[0] / 2, box.size[1] / 2, box.size[2] / 2);
-    this.world.intersectionsWithShape(
-      { x: box.position[0], y: box.position[1], z: box.position[2] },
-      box.rotation,
-      shape,
-      (c) => {
-        const name = this.owner.get(c.handle);
-        if (name && name !== "table" && name !== "floor" && !exclude.has(name)) hits.add(name);
-        return true;
-      },
-    );
-    return [...hits].sort();
+    const q = boxConvex(box.size, box.position, box.rotation);
+    const hits: string[] = [];
+    for (const [name, o] of this.objects) {
+      if (!o.body || exclude.has(name)) continue;
+      if (this.convexParts(name).some((part) => intersects(q, part))) hits.push(name);
+    }
+    return hits.sort();
   }
 
   free(): void {

@@ -1,0 +1,17 @@
+/** Misuse of the simulator (not a motion failure, which is an observation): the MCP tools turn these into isError results. */
+import { PdaError } from "../../core/index.js";
+
+export type RobotErrorCode =
+  | "NO_EPISODE"
+  | "EPISODE_FINISHED"
+  | "UNKNOWN_TASK"
+  | "UNKNOWN_OBJECT"
+  | "BAD_VARIATION"
+  | "BAD_ARGUMENT"
+  | "CHECK_DISABLED";
+
+export class RobotError extends PdaError {
+  constructor(code: RobotErrorCode, message: string) {
+    super(code, message, { exitCode: 2 });
+  }
+}
