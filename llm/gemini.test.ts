@@ -172,6 +172,16 @@ describe("gemini provider", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("reports a rejected API key as MODEL_NO_KEY (exit 3)", async () => {
+    const { provider } = await setup(() => ({
+      status: 400,
+      message: "API key not valid. Please pass a valid API key.",
+    }));
+    const e = await rejection(provider.generate(perceive));
+    expect(e).toMatchObject({ code: "MODEL_NO_KEY", exitCode: 3 });
+    expect(e.message).toMatch(/check GEMINI_API_KEY/);
+  });
+
   it("turns blocked, empty and MAX_TOKENS replies into typed errors", async () => {
     const replies = [
       { blocked: "SAFETY" },

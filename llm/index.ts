@@ -14,7 +14,14 @@ export {
   type DefaultChoice,
   type RoleModel,
 } from "./create.js";
-export { StructuredProvider, costOf, repairPrompt, type Transport, type ModelPrice } from "./structured.js";
+export {
+  StructuredProvider,
+  ModelOutputError,
+  costOf,
+  repairPrompt,
+  type Transport,
+  type ModelPrice,
+} from "./structured.js";
 export {
   parseModelOutput,
   findJson,

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { ConfigError, DecisionOutput, ModelError, PerceptionSnapshot } from "../core/index.js";
 import { sampleDecision, samplePerception } from "../testing/index.js";
-import { createProvider, ScriptedProvider } from "./index.js";
+import { createProvider, ModelOutputError, ScriptedProvider } from "./index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pda-scripted-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -90,7 +90,10 @@ describe("scripted provider", () => {
     const p = ScriptedProvider.fromScript({
       perception: [{ raw: "I cannot help" }, { raw: "still no JSON" }],
     });
-    await expect(p.generate(perceive())).rejects.toMatchObject({ code: "MODEL_INVALID_OUTPUT" });
+    const e = await p.generate(perceive()).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ModelOutputError);
+    expect(e).toMatchObject({ code: "MODEL_INVALID_OUTPUT", raw: "still no JSON", attempts: 2 });
+    expect((e as ModelOutputError).usage.output_tokens).toBeGreaterThan(0);
     expect(p.unconsumed()).toEqual({});
   });
 

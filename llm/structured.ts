@@ -44,6 +44,22 @@ const FAILURE_CODE: Record<ParseFailureKind, string> = {
   invalid: "MODEL_INVALID_OUTPUT",
 };
 
+/**
+ * The model answered, but not with a valid value even after the repair round. Carries what the session log
+ * and the budgets need: the last raw reply, the tokens spent and the calls made.
+ */
+export class ModelOutputError extends ModelError {
+  readonly raw: string;
+  readonly usage: Usage;
+  readonly attempts: number;
+  constructor(code: string, message: string, details: { raw: string; usage: Usage; attempts: number }) {
+    super(code, message);
+    this.raw = details.raw;
+    this.usage = details.usage;
+    this.attempts = details.attempts;
+  }
+}
+
 /** A ModelProvider over a transport. */
 export class StructuredProvider implements ModelProvider {
   readonly provider: string;
@@ -103,10 +119,11 @@ export class StructuredProvider implements ModelProvider {
         };
       }
       if (attempt > this.repairRounds) {
-        throw new ModelError(
+        throw new ModelOutputError(
           FAILURE_CODE[parsed.kind],
           `${this.provider}:${this.model} gave no valid ${request.schemaName} for ${request.role} after ` +
             `${attempt} call${attempt > 1 ? "s" : ""}: ${parsed.message}`,
+          { raw: reply.text, usage, attempts: attempt },
         );
       }
       prompt = repairPrompt(request.prompt, reply.text, parsed.message, request.schemaName);
