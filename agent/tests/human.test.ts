@@ -88,7 +88,7 @@ describe("the loop asks a human", () => {
   });
 
   it("skip the step: the decision is told and goes on", async () => {
-    const human = answers({ tool_failure: ["skip"] });
+    const human = answers({ tool_failure: [{ choice: "skip" }] });
     const { loop, transport } = h.loop(
       {
         perception: [snap(), snap()],
@@ -190,7 +190,7 @@ describe("the approval gate", () => {
   }
 
   it("deny: the call fails with TOOL_DENIED inside the step, and no call reaches the server", async () => {
-    const human = answers({ approval: ["deny"] });
+    const human = answers({ approval: [{ choice: "deny" }] });
     const s = await loopWith(human, "try { return await multiply(6, 7) } catch (e) { return e.code }").run(
       "6*7",
     );
@@ -203,7 +203,7 @@ describe("the approval gate", () => {
   });
 
   it("allow always: asked once for the session, then not again", async () => {
-    const human = answers({ approval: ["allow_always"] });
+    const human = answers({ approval: [{ choice: "allow_always" }] });
     const s = await loopWith(
       human,
       "const a = await multiply(6, 7); const b = await multiply(a, 2); return b",
