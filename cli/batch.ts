@@ -1,0 +1,181 @@
+/** `pda batch <file> --out <dir>`: a query file through the agent, N at a time, unattended and resumable. */
+import { dirname } from "node:path";
+import chalk from "chalk";
+import type { Command } from "commander";
+import { configDir, configFile } from "../config/index.js";
+import { ConfigError } from "../core/index.js";
+import { createChannel } from "../hil/index.js";
+import { createModels, loadModelsConfig } from "../llm/index.js";
+import { createProgress, readBatchState, runBatch } from "../performance/index.js";
+import { runCommand } from "./context.js";
+import { dbPath, globalOptions, openRuntime, type GlobalOptions, type Runtime } from "./runtime.js";
+
+interface BatchCliOptions extends GlobalOptions {
+  out: string;
+  concurrency: string;
+  resume?: boolean;
+  force?: boolean;
+  timeout?: string;
+  maxSteps?: string;
+  maxLlmCalls?: string;
+  maxTokens?: string;
+  judge?: boolean;
+  tolerance?: string;
+  hil?: string;
+  memory: boolean;
+}
+
+/** "90s", "2m", "1500ms" or plain milliseconds. */
+export function parseDurationMs(text: string, what: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) throw new ConfigError(`${what} ${text}: expected a duration like 90s, 2m or 1500ms`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "ms") as "ms" | "s" | "m" | "h"];
+  const ms = Math.round(Number(m[1]) * unit);
+  if (ms <= 0) throw new ConfigError(`${what} ${text}: must be more than zero`);
+  return ms;
+}
+
+function positiveInt(text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${what} ${text}: expected a whole number ≥ 1`);
+  return n;
+}
+
+export function registerBatch(program: Command) {
+  program
+    .command("batch")
+    .description("run every query of a CSV or JSONL file; write per-query and per-tool CSVs and a summary")
+    .argument("<file>", "queries: CSV (Query, Tools Needed, Complexity[, Expected]) or JSONL")
+    .requiredOption(
+      "--out <dir>",
+      "output folder (test_queries_output.csv, tool_performance_status.csv, summary.md)",
+    )
+    .option("--concurrency <n>", "queries in flight at once", "4")
+    .option("--resume", "finish the run in --out: only the queries not done yet")
+    .option("--force", "start a new run in an --out folder that already holds one")
+    .option("--timeout <duration>", "per query, e.g. 120s (default: the profile's max_wall_ms)")
+    .option("--max-steps <n>", "per-query step budget")
+    .option("--max-llm-calls <n>", "per-query model-call budget")
+    .option("--max-tokens <n>", "per-query token budget")
+    .option("--judge", "decide Correct with an LLM judge instead of exact / numeric matching")
+    .option("--tolerance <x>", "relative tolerance of numeric matches", "1e-6")
+    .option(
+      "--model <spec>",
+      "model as provider[:model], e.g. gemini, gemini:gemini-2.5-flash, scripted:<file>",
+    )
+    .option("--profile <name>", "budgets and limits from config/profiles.yaml")
+    .option(
+      "--hil <spec>",
+      "who answers the agent's questions: policy:<fail|skip|abort|deny|defer> or scripted:<file>",
+      "policy:fail",
+    )
+    .option("--no-memory", "do not show past sessions to the agent (keeps runs comparable)")
+    .action(async (file: string, _opts, cmd: Command) =>
+      runCommand(async () => {
+        const o = globalOptions(cmd) as BatchCliOptions;
+        const concurrency = positiveInt(o.concurrency, "--concurrency")!;
+        const tolerance = Number(o.tolerance);
+        if (!Number.isFinite(tolerance) || tolerance < 0)
+          throw new ConfigError(`--tolerance ${o.tolerance}: expected a number ≥ 0`);
+        const hil = o.hil ?? "policy:fail";
+        if (hil.startsWith("terminal"))
+          throw new ConfigError(
+            "pda batch runs unattended: use --hil policy:<name> or --hil scripted:<file>",
+          );
+        createChannel(hil, { isTTY: false }); // a bad spec fails here, before anything starts
+        const budgets = {
+          ...(o.maxSteps ? { max_steps: positiveInt(o.maxSteps, "--max-steps") } : {}),
+          ...(o.maxLlmCalls ? { max_llm_calls: positiveInt(o.maxLlmCalls, "--max-llm-calls") } : {}),
+          ...(o.maxTokens ? { max_tokens: positiveInt(o.maxTokens, "--max-tokens") } : {}),
+        };
+        // A folder's run lives in the store it was started with, unless --db says otherwise.
+        const previous = readBatchState(o.out);
+        const db = o.db ?? previous?.db ?? dbPath(o);
+        // The models of models.yaml (or --model), with their own transport retries off: the batch's shared
+        // limiter sees every 429 and does the retrying.
+        const config = loadModelsConfig(dirname(configFile(configDir(o.config), "models.yaml")));
+        const router = createModels({ model: o.model, config, retry: { ...config.retry, max_retries: 0 } });
+        const models = {
+          perception: router.forRole("perception"),
+          decision: router.forRole("decision"),
+          judge: o.judge ? router.forRole("judge") : undefined,
+        };
+        const runtimeOptions: GlobalOptions = { ...o, db, hil };
+        let rt: Runtime;
+        try {
+          rt = await openRuntime(runtimeOptions, { models: { perception: router, decision: router } });
+        } catch (e) {
+          await router.close();
+          throw e;
+        }
+
+        const ac = new AbortController();
+        const onSignal = () => {
+          if (ac.signal.aborted) process.exit(130);
+          process.stderr.write(
+            chalk.yellow(
+              "\nstopping: queries in flight are cancelled and kept for --resume (again to exit now)\n",
+            ),
+          );
+          ac.abort(new Error("interrupted"));
+        };
+        process.on("SIGINT", onSignal);
+        process.on("SIGTERM", onSignal);
+        const progress = createProgress({ tty: !!process.stderr.isTTY, verbose: o.verbose });
+        try {
+          const r = await runBatch(
+            {
+              input: file,
+              out: o.out,
+              db,
+              model: router
+                .describe(["perception", "decision"])
+                .map((m) => `${m.role} ${m.spec}`)
+                .join(", "),
+              concurrency,
+              resume: o.resume,
+              force: o.force,
+              timeoutMs: o.timeout ? parseDurationMs(o.timeout, "--timeout") : undefined,
+              budgets,
+              judge: o.judge,
+              tolerance,
+              hil,
+              memory: o.memory,
+              signal: ac.signal,
+              onEvent: (e) => progress.onEvent(e),
+            },
+            { store: rt.store, models, profile: rt.profile, loop: rt.loop },
+          );
+          progress.stop();
+          const done = r.outcomes.length;
+          const ok = r.outcomes.filter((x) => x.status === "succeeded").length;
+          const checked = r.outcomes.filter((x) => x.correct !== null);
+          const correct = checked.filter((x) => x.correct).length;
+          process.stdout.write(
+            `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
+              `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
+          );
+          if (r.status === "stopped" && r.error) {
+            process.stderr.write(
+              `${chalk.red("stopped")} ${r.error.message}\n${r.remaining} queries left: finish them with --resume\n`,
+            );
+            return r.error.exitCode >= 2 ? r.error.exitCode : 3;
+          }
+          if (r.status === "interrupted") {
+            process.stderr.write(
+              `${r.remaining} queries left: finish them with the same command and --resume\n`,
+            );
+            return 130;
+          }
+          return 0;
+        } finally {
+          progress.stop();
+          process.off("SIGINT", onSignal);
+          process.off("SIGTERM", onSignal);
+          await rt.close();
+          await router.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,24 @@
+/** `pda report <dir> [<dir>]`: one batch run's report, or two runs compared; Markdown plus a chart. */
+import type { Command } from "commander";
+import { compareRuns, reportRun } from "../performance/index.js";
+import { runCommand } from "./context.js";
+
+export function registerReport(program: Command) {
+  program
+    .command("report")
+    .description("report on a batch output folder, or compare two (A = the first, B = the second)")
+    .argument("<dir>", "a pda batch --out folder")
+    .argument("[other]", "a second folder to compare with the first")
+    .option(
+      "--out <dir>",
+      "where to write report.md / comparison.md and the chart (default: the last folder)",
+    )
+    .action(async (dir: string, other: string | undefined, opts: { out?: string }) =>
+      runCommand(async () => {
+        const r = other ? compareRuns(dir, other, opts.out ?? other) : reportRun(dir, opts.out ?? dir);
+        process.stdout.write(r.markdown);
+        process.stderr.write(`wrote ${[r.files.md, r.files.svg, r.files.png].filter(Boolean).join(", ")}\n`);
+        return 0;
+      }),
+    );
+}

@@ -1,0 +1,30 @@
+/**
+ * performance/: batch runs over query files (concurrency with a shared adaptive rate limiter per provider,
+ * resumable from the store), the output CSVs and summary, and run-to-run reports with a chart.
+ */
+export {
+  runBatch,
+  loadOutcomes,
+  type BatchDeps,
+  type BatchOptions,
+  type BatchEvent,
+  type BatchResult,
+  type Counts,
+} from "./runner.js";
+export { readQueryFile, unwrapQuotes, passThroughName, type QueryFile } from "./input.js";
+export { AdaptiveLimiter, LimiterRegistry, type LimiterOptions, type LimiterStats } from "./limiter.js";
+export {
+  LimitedProvider,
+  retryAfterOf,
+  isRateLimit,
+  isTransient,
+  type LimitedOptions,
+} from "./limited-provider.js";
+export { QueryDeadline } from "./deadline.js";
+export { matchExpected, judgeAnswer, JudgeVerdict, type Verdict, type MatchOptions } from "./correct.js";
+export { toolPerformance, toolsExecuted, queryRow, percentile, type ToolPerf } from "./rows.js";
+export { readBatchState, statePath } from "./files.js";
+export { createProgress, type Progress } from "./progress.js";
+export { reportRun, compareRuns, readRun, type RunData, type ReportFiles } from "./report.js";
+export { renderChart, svgToPng } from "./chart.js";
+export * from "./schemas.js";

@@ -1,0 +1,98 @@
+/**
+ * Batch progress for people: a bar (done / failed / in flight / ETA / tokens) on a terminal, one plain line
+ * per event otherwise (logs, CI). Rate limits and stops are printed in both.
+ */
+import cliProgress from "cli-progress";
+import type { BatchEvent } from "./runner.js";
+
+export interface Progress {
+  onEvent(e: BatchEvent): void;
+  stop(): void;
+}
+
+export function createProgress(options: {
+  tty: boolean;
+  stream?: NodeJS.WriteStream;
+  verbose?: boolean;
+}): Progress {
+  const stream = options.stream ?? process.stderr;
+  return options.tty ? barProgress(stream) : lineProgress(stream, !!options.verbose);
+}
+
+function note(e: BatchEvent): string | null {
+  switch (e.type) {
+    case "rate_limited":
+      return `rate limited by ${e.provider}: everyone waits ${(e.delay_ms / 1000).toFixed(1)} s, at most ${e.limit} model calls in flight`;
+    case "retry":
+      return `${e.provider} ${e.code}: retry ${e.attempt} in ${(e.delay_ms / 1000).toFixed(1)} s`;
+    case "stop":
+      return `stopping: ${e.reason}`;
+    case "item_pending":
+      return `${e.key} left for --resume (${e.reason})`;
+    default:
+      return null;
+  }
+}
+
+function barProgress(stream: NodeJS.WriteStream): Progress {
+  const multi = new cliProgress.MultiBar(
+    {
+      stream,
+      format:
+        "{bar} {value}/{total} done | {failed} failed | {in_flight} in flight | ETA {eta_formatted} | {tokens} tokens",
+      hideCursor: true,
+      etaBuffer: 20,
+      clearOnComplete: false,
+      barsize: 30,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let bar: cliProgress.SingleBar | undefined;
+  let stopped = false;
+  return {
+    onEvent(e) {
+      if (e.type === "start") {
+        bar = multi.create(e.total, e.already_done, { failed: 0, in_flight: 0, tokens: 0 });
+        return;
+      }
+      if (e.type === "item_start" || e.type === "item_end" || e.type === "item_pending") {
+        const c = e.counts;
+        bar?.update(c.done, { failed: c.failed, in_flight: c.in_flight, tokens: c.tokens });
+      }
+      const line = note(e);
+      if (line) multi.log(`${line}\n`);
+    },
+    stop() {
+      if (!stopped) multi.stop();
+      stopped = true;
+    },
+  };
+}
+
+function lineProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
+  const write = (s: string) => stream.write(`${s}\n`);
+  return {
+    onEvent(e) {
+      if (e.type === "start") {
+        write(
+          `batch ${e.run_id}: ${e.total} queries${e.resumed ? `, ${e.already_done} already done (resumed)` : ""}, ${e.to_run} to run`,
+        );
+        return;
+      }
+      if (e.type === "item_end") {
+        const o = e.outcome;
+        const c = e.counts;
+        const correct = o.correct === null ? "" : o.correct ? " correct" : " not correct";
+        write(
+          `[${c.done}/${c.total}] ${o.key} ${o.status}${correct} ${(o.duration_ms / 1000).toFixed(1)} s ${o.tokens} tokens` +
+            ` (failed ${c.failed}, in flight ${c.in_flight}, ${c.tokens} tokens in all)`,
+        );
+        return;
+      }
+      if (verbose && e.type === "item_start") write(`start ${e.key}`);
+      const line = note(e);
+      if (line) write(line);
+    },
+    stop() {},
+  };
+}

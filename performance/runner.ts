@@ -1,0 +1,543 @@
+/**
+ * `pda batch`: run every query of a file through the agent loop, N at a time, unattended, with one shared
+ * adaptive rate limiter per provider. Each item's state lives in the store's batch tables and is durable as
+ * each query finishes, so a crash or Ctrl-C loses nothing: `--resume` runs only the items not done, and the
+ * CSVs (rewritten from the store as queries finish and at the end) hold every query exactly once.
+ */
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { AgentLoop, LoopDeps, MemoryService } from "../agent/index.js";
+import type { Budgets, Profile } from "../config/index.js";
+import {
+  ConfigError,
+  PdaError,
+  StoreError,
+  errorMessage,
+  newId,
+  systemClock,
+  type AgentSession,
+  type Clock,
+  type ModelError,
+} from "../core/index.js";
+import type { ModelProvider } from "../llm/types.js";
+import type { SessionStore, ToolCallRow } from "../memory/index.js";
+import { judgeAnswer, matchExpected, type Verdict } from "./correct.js";
+import { QueryDeadline } from "./deadline.js";
+import { readBatchState, writeAtomic, writeBatchState, writeCsv } from "./files.js";
+import { readQueryFile, type QueryFile } from "./input.js";
+import { LimitedProvider, type LimitedOptions } from "./limited-provider.js";
+import { LimiterRegistry, type LimiterOptions } from "./limiter.js";
+import { buildOutcome } from "./outcome.js";
+import { queryColumns, queryRow, toolPerformance, toolRow } from "./rows.js";
+import {
+  BatchState,
+  ItemOutcome,
+  QUERY_CSV,
+  SUMMARY_MD,
+  TOOL_COLUMNS,
+  TOOL_CSV,
+  type Invocation,
+  type QueryItem,
+} from "./schemas.js";
+import { renderSummary } from "./summary.js";
+
+export interface BatchDeps {
+  store: SessionStore;
+  /** The providers as created (their own transport retries should be off: the limiter retries). */
+  models: { perception: ModelProvider; decision: ModelProvider; judge?: ModelProvider };
+  profile: Profile;
+  /** A loop with the runtime's deps plus these (e.g. the CLI runtime's `loop`). */
+  loop(extra: Partial<LoopDeps>): AgentLoop;
+  clock?: Clock;
+  newId?: () => string;
+}
+
+export interface BatchOptions {
+  input: string;
+  out: string;
+  /** The store's path, kept in batch.json so `--resume` finds the run. */
+  db: string;
+  /** What --model said, for the summary. */
+  model: string;
+  concurrency: number;
+  resume?: boolean;
+  /** Start a new run in a folder that already holds one. */
+  force?: boolean;
+  /** Per-query timeout; time spent waiting on the rate limiter does not count (default: the profile's). */
+  timeoutMs?: number;
+  /** Budgets over the profile's, per query. */
+  budgets?: Partial<Budgets>;
+  judge?: boolean;
+  /** Relative tolerance of numeric matches. */
+  tolerance?: number;
+  /** How human questions are answered (recorded; the loop's NOP ends a query as awaiting_human). */
+  hil: string;
+  /** Use memory of past sessions (default true); off keeps runs comparable. */
+  memory?: boolean;
+  /** Ctrl-C: stop starting queries, cancel those in flight (they stay pending for --resume). */
+  signal?: AbortSignal;
+  onEvent?: (e: BatchEvent) => void;
+  limiter?: Partial<LimiterOptions>;
+  retry?: Omit<LimitedOptions, "clock" | "onWait" | "onRateLimited" | "onRetry" | "onRateLimitGiveUp">;
+  /** Shortest interval between incremental CSV rewrites (default 1000 ms). */
+  flushMs?: number;
+}
+
+export interface Counts {
+  total: number;
+  done: number;
+  failed: number;
+  in_flight: number;
+  tokens: number;
+}
+
+export type BatchEvent =
+  | { type: "start"; run_id: string; total: number; already_done: number; to_run: number; resumed: boolean }
+  | { type: "item_start"; key: string; index: number; counts: Counts }
+  | { type: "item_end"; outcome: ItemOutcome; counts: Counts }
+  | { type: "item_pending"; key: string; reason: string; counts: Counts }
+  | { type: "rate_limited"; provider: string; delay_ms: number; limit: number }
+  | { type: "retry"; provider: string; code: string; attempt: number; delay_ms: number }
+  | { type: "stop"; reason: string }
+  | { type: "flush"; rows: number };
+
+export interface BatchResult {
+  state: BatchState;
+  status: Invocation["status"];
+  outcomes: ItemOutcome[];
+  remaining: number;
+  error: PdaError | null;
+  files: { queries: string; tools: string; summary: string };
+}
+
+const noMemory: MemoryService = { recall: () => "", toolStats: () => "" };
+
+export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<BatchResult> {
+  const clock = deps.clock ?? systemClock;
+  const file = readQueryFile(opts.input);
+  const out = resolve(opts.out);
+  mkdirSync(out, { recursive: true });
+  const concurrency = Math.max(1, Math.floor(opts.concurrency));
+  const timeoutMs = opts.timeoutMs ?? opts.budgets?.max_wall_ms ?? deps.profile.budgets.max_wall_ms;
+
+  const { state, resumed } = openRun(opts, deps, file, out, clock);
+  const runId = state.run_id;
+  const stored = new Map(deps.store.batchItems(runId).map((i) => [i.item_key, i]));
+  const todo = file.items.filter((it) => stored.get(it.key)?.status !== "done");
+  const invocation: Invocation = {
+    started_at: clock.iso(),
+    finished_at: null,
+    status: "running",
+    concurrency,
+    ran: 0,
+    rate_limited: 0,
+    rate_limit_wait_ms: 0,
+    min_limit: concurrency,
+    transient_retries: 0,
+    judge_tokens: 0,
+    peak_rss_mb: 0,
+    error: null,
+  };
+  state.invocations.push(invocation);
+  writeBatchState(out, state);
+
+  const emit = (e: BatchEvent) => opts.onEvent?.(e);
+  const counts: Counts = {
+    total: file.items.length,
+    done: file.items.length - todo.length,
+    failed: 0,
+    in_flight: 0,
+    tokens: 0,
+  };
+  for (const o of loadOutcomes(deps.store, runId)) {
+    if (o.status !== "succeeded") counts.failed += 1;
+    counts.tokens += o.tokens;
+  }
+  emit({
+    type: "start",
+    run_id: runId,
+    total: counts.total,
+    already_done: counts.done,
+    to_run: todo.length,
+    resumed,
+  });
+
+  const limiters = new LimiterRegistry({ maxConcurrent: concurrency, clock, ...opts.limiter });
+  const profile: Profile = {
+    ...deps.profile,
+    // The per-query deadline below replaces the wall budget: unlike the loop's clock it stops while the
+    // query waits for the rate limiter, so no query times out because of a rate limit.
+    budgets: { ...deps.profile.budgets, ...opts.budgets, max_wall_ms: Number.MAX_SAFE_INTEGER },
+  };
+  const files = { queries: join(out, QUERY_CSV), tools: join(out, TOOL_CSV), summary: join(out, SUMMARY_MD) };
+  let stop: { status: "interrupted" | "stopped"; error: PdaError | null } | null = null;
+  const stopWith = (status: "interrupted" | "stopped", error: PdaError | null) => {
+    if (stop) return;
+    stop = { status, error };
+    emit({ type: "stop", reason: error ? error.message : "interrupted" });
+  };
+  const flusher = new Flusher(opts.flushMs ?? 1000, () => {
+    try {
+      emit({ type: "flush", rows: writeOutputs(deps.store, runId, file, files) });
+      writeBatchState(out, state);
+    } catch (e) {
+      stopWith(
+        "stopped",
+        e instanceof PdaError ? e : new PdaError("BATCH_WRITE", `writing ${out}: ${errorMessage(e)}`),
+      );
+    }
+  });
+
+  const onAbort = () => stopWith("interrupted", null);
+  if (opts.signal?.aborted) onAbort();
+  else opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const runItem = async (item: QueryItem) => {
+    const sessionId = (deps.newId ?? newId)();
+    const started = clock.now();
+    deps.store.saveBatchItem({
+      run_id: runId,
+      item_key: item.key,
+      query: item.query,
+      status: "running",
+      session_id: sessionId,
+      output: null,
+      started_at: clock.iso(),
+    });
+    counts.in_flight += 1;
+    emit({ type: "item_start", key: item.key, index: item.index, counts: { ...counts } });
+
+    const deadline = new QueryDeadline(timeoutMs, opts.signal, () => clock.now());
+    let rateLimited = 0;
+    let gaveUp: ModelError | null = null;
+    const wrapped = new Map<ModelProvider, ModelProvider>();
+    const wrap = (m: ModelProvider) => {
+      let w = wrapped.get(m);
+      if (!w) {
+        w = new LimitedProvider(m, limiters.for(m.provider), {
+          ...opts.retry,
+          clock,
+          onWait: (waiting) => (waiting ? deadline.pause() : deadline.resume()),
+          onRateLimited: (i) => {
+            rateLimited += 1;
+            emit({ type: "rate_limited", provider: i.provider, delay_ms: i.delayMs, limit: i.limit });
+          },
+          onRetry: (i) => {
+            invocation.transient_retries += 1;
+            emit({
+              type: "retry",
+              provider: i.provider,
+              code: i.code,
+              attempt: i.attempt,
+              delay_ms: i.delayMs,
+            });
+          },
+          onRateLimitGiveUp: (e) => (gaveUp = e),
+        });
+        wrapped.set(m, w);
+      }
+      return w;
+    };
+    const models = { perception: wrap(deps.models.perception), decision: wrap(deps.models.decision) };
+
+    let session: AgentSession | null = null;
+    let error: unknown;
+    try {
+      session = await deps
+        .loop({
+          models,
+          signal: deadline.signal,
+          profile,
+          ...(opts.memory === false ? { memory: noMemory } : {}),
+        })
+        .run(item.query, { sessionId, agent: "batch" });
+    } catch (e) {
+      error = e;
+    } finally {
+      deadline.dispose();
+      counts.in_flight -= 1;
+    }
+
+    // Not this query's fault: leave it pending for --resume rather than record a failure.
+    const fatal = gaveUp ?? (error instanceof PdaError && error.exitCode >= 2 ? error : null);
+    if (opts.signal?.aborted || fatal) {
+      if (fatal) stopWith("stopped", fatal);
+      deps.store.saveBatchItem({
+        run_id: runId,
+        item_key: item.key,
+        query: item.query,
+        status: "pending",
+        session_id: sessionId,
+        output: null,
+      });
+      emit({
+        type: "item_pending",
+        key: item.key,
+        reason: fatal ? errorMessage(fatal) : "interrupted",
+        counts: { ...counts },
+      });
+      return;
+    }
+
+    const timedOut = deadline.timedOut;
+    let verdict: Verdict | null = null;
+    if (item.expected !== null && session?.status === "succeeded" && !timedOut) {
+      const answer = session.state.final_answer ?? "";
+      verdict = opts.judge
+        ? await judge(wrap(deps.models.judge ?? deps.models.decision), item, answer, sessionId)
+        : matchExpected(answer, item.expected, { tolerance: opts.tolerance });
+    }
+    const outcome = buildOutcome({
+      item,
+      sessionId,
+      session,
+      error,
+      timedOut,
+      toolCalls: toolCallsOf(deps.store, sessionId),
+      verdict,
+      rateLimited,
+      durationMs: clock.now() - started,
+      finishedAt: clock.iso(),
+    });
+    deps.store.saveBatchItem({
+      run_id: runId,
+      item_key: item.key,
+      query: item.query,
+      status: "done",
+      session_id: sessionId,
+      output: outcome,
+      finished_at: outcome.finished_at,
+    });
+    invocation.ran += 1;
+    counts.done += 1;
+    counts.tokens += outcome.tokens;
+    if (outcome.status !== "succeeded") counts.failed += 1;
+    emit({ type: "item_end", outcome, counts: { ...counts } });
+    flusher.request();
+  };
+
+  /** The judge's call is logged with the session it judged; a judge that fails falls back to matching. */
+  const judge = async (model: ModelProvider, item: QueryItem, answer: string, sessionId: string) => {
+    const startedAt = clock.iso();
+    const t0 = clock.now();
+    try {
+      const j = await judgeAnswer(
+        model,
+        { query: item.query, expected: item.expected!, output: answer },
+        opts.signal,
+      );
+      const u = j.result.usage;
+      invocation.judge_tokens += u.input_tokens + u.output_tokens;
+      deps.store.recordLlmCall(sessionId, {
+        role: "judge",
+        provider: j.result.provider,
+        model: j.result.model,
+        ok: true,
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        latency_ms: j.result.latency_ms,
+        attempts: j.result.attempts,
+        prompt: j.prompt,
+        raw_response: j.result.raw,
+        value: j.verdict,
+        started_at: startedAt,
+      });
+      return { correct: j.verdict.correct, by: "judge", reason: j.verdict.reason } satisfies Verdict;
+    } catch (e) {
+      deps.store.recordLlmCall(sessionId, {
+        role: "judge",
+        provider: model.provider,
+        model: model.model,
+        ok: false,
+        input_tokens: 0,
+        output_tokens: 0,
+        latency_ms: clock.now() - t0,
+        attempts: 1,
+        prompt: "",
+        raw_response: "",
+        error: errorMessage(e),
+        started_at: startedAt,
+      });
+      const m = matchExpected(answer, item.expected!, { tolerance: opts.tolerance });
+      return { ...m, reason: `the judge failed (${errorMessage(e)}); matched instead` };
+    }
+  };
+
+  const queue = [...todo];
+  const worker = async () => {
+    while (!stop && queue.length > 0) await runItem(queue.shift()!);
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
+    flusher.cancel();
+  }
+
+  const outcomes = loadOutcomes(deps.store, runId);
+  const remaining = file.items.length - outcomes.length;
+  const stopped = stop as { status: "interrupted" | "stopped"; error: PdaError | null } | null;
+  const status: Invocation["status"] = stopped?.status ?? (remaining === 0 ? "finished" : "interrupted");
+  const totals = limiters.totals();
+  Object.assign(invocation, {
+    finished_at: clock.iso(),
+    status,
+    rate_limited: totals.rate_limited,
+    rate_limit_wait_ms: totals.pause_ms,
+    min_limit: totals.min_limit,
+    peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+    error: stopped?.error ? stopped.error.message : null,
+  });
+  writeOutputs(deps.store, runId, file, files);
+  writeBatchState(out, state);
+  writeAtomic(files.summary, renderSummary(state, file, outcomes));
+  deps.store.finishBatchRun(runId, remaining === 0 ? "finished" : status);
+  return { state, status, outcomes, remaining, error: stopped?.error ?? null, files };
+}
+
+/** Create or reopen the run this folder belongs to. */
+function openRun(
+  opts: BatchOptions,
+  deps: BatchDeps,
+  file: QueryFile,
+  out: string,
+  clock: Clock,
+): { state: BatchState; resumed: boolean } {
+  const existing = readBatchState(out);
+  if (existing && opts.resume && !opts.force) {
+    if (existing.input_sha256 !== file.sha256) {
+      throw new ConfigError(
+        `${out} holds run ${existing.run_id} of ${existing.input_file}, and the query file has changed since ` +
+          `(sha256 differs); resume with the same file, or start over with --force`,
+        { code: "BATCH_RESUME" },
+      );
+    }
+    try {
+      deps.store.batchRun(existing.run_id);
+    } catch (e) {
+      if (!(e instanceof StoreError)) throw e;
+      throw new ConfigError(
+        `run ${existing.run_id} is not in the store ${opts.db}; it was started with --db ${existing.db}`,
+        { code: "BATCH_RESUME", cause: e },
+      );
+    }
+    deps.store.startBatchRun({ id: existing.run_id });
+    return { state: existing, resumed: true };
+  }
+  if (existing && !opts.force) {
+    const done = deps.store.batchItems(existing.run_id).filter((i) => i.status === "done").length;
+    throw new ConfigError(
+      `${out} already holds batch run ${existing.run_id} (${done}/${existing.total} queries done); ` +
+        `add --resume to finish it, or --force to start a new run there`,
+      { code: "BATCH_EXISTS" },
+    );
+  }
+  const state = BatchState.parse({
+    $schemaVersion: 1,
+    run_id: (deps.newId ?? newId)(),
+    db: resolve(opts.db),
+    input_file: resolve(file.path),
+    input_sha256: file.sha256,
+    total: file.items.length,
+    model: opts.model,
+    hil: opts.hil,
+    options: {
+      concurrency: opts.concurrency,
+      timeout_ms: opts.timeoutMs ?? null,
+      budgets: opts.budgets ?? {},
+      judge: !!opts.judge,
+      tolerance: opts.tolerance ?? null,
+      memory: opts.memory !== false,
+    },
+    created_at: clock.iso(),
+    invocations: [],
+  });
+  deps.store.startBatchRun({
+    id: state.run_id,
+    input_file: state.input_file,
+    options: { ...state.options, hil: opts.hil, model: opts.model, out },
+  });
+  for (const it of file.items) {
+    deps.store.saveBatchItem({
+      run_id: state.run_id,
+      item_key: it.key,
+      query: it.query,
+      status: "pending",
+      session_id: null,
+      output: null,
+    });
+  }
+  return { state, resumed: false };
+}
+
+/** The done items' outcomes, validated as they come back from the store, in input order. */
+export function loadOutcomes(store: SessionStore, runId: string): ItemOutcome[] {
+  return store
+    .batchItems(runId)
+    .filter((i) => i.status === "done")
+    .map((i) => {
+      const parsed = ItemOutcome.safeParse(i.output);
+      if (!parsed.success) {
+        throw new StoreError(
+          "STORE_CORRUPT",
+          `batch run ${runId}, item ${i.item_key}: stored outcome is invalid: ${parsed.error.issues[0]?.message}`,
+        );
+      }
+      return parsed.data;
+    })
+    .sort((a, b) => a.index - b.index);
+}
+
+function toolCallsOf(store: SessionStore, sessionId: string): ToolCallRow[] {
+  try {
+    return store.toolCalls({ session_id: sessionId, limit: 1_000_000 });
+  } catch (e) {
+    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return [];
+    throw e;
+  }
+}
+
+/** Both CSVs from the store's done items; returns the number of query rows. */
+function writeOutputs(
+  store: SessionStore,
+  runId: string,
+  file: QueryFile,
+  files: { queries: string; tools: string },
+): number {
+  const outcomes = loadOutcomes(store, runId);
+  writeCsv(
+    files.queries,
+    queryColumns(file.extraColumns),
+    outcomes.map((o) => queryRow(o, file.extraColumns)),
+  );
+  writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow));
+  return outcomes.length;
+}
+
+/** Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. */
+class Flusher {
+  private last = 0;
+  private timer: NodeJS.Timeout | undefined;
+  constructor(
+    private readonly intervalMs: number,
+    private readonly fn: () => void,
+  ) {}
+
+  request(): void {
+    if (this.timer) return;
+    const wait = this.last + this.intervalMs - Date.now();
+    if (wait <= 0) return this.run();
+    this.timer = setTimeout(() => this.run(), wait);
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private run(): void {
+    this.timer = undefined;
+    this.last = Date.now();
+    this.fn();
+  }
+}
