@@ -12,6 +12,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { ToolError, type ToolInfo } from "../core/index.js";
+import { Opaque } from "./codec.js";
 
 const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateSchema: false });
 const validators = new WeakMap<object, ValidateFunction | null>();

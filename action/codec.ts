@@ -13,6 +13,8 @@
  *   RegExp               {"$pda":"regexp","source":"a+","flags":"g"}
  *   function, symbol     {"$pda":"function","name":"f"}, {"$pda":"symbol","description":"s"}
  *
+ * On the host, a function, symbol or RegExp from the sandbox decodes to an `Opaque` holding its tag.
+ *
  * A plain object's own key made only of `$`s followed by `pda` gets one more `$` (so `{"$pda": 1}` travels
  * as `{"$$pda": 1}`): an object with a `$pda` key is always a tag. Cycles are an error. The sandbox side of
  * this codec is in prelude.ts and must stay in step with this file; codec.test.ts round-trips both.
@@ -56,6 +58,7 @@ function encodeReplacer(this: unknown, key: string, value: unknown): unknown {
       return { [TAG]: "symbol", description: raw.description ?? "" };
     case "object": {
       if (raw === null) return null;
+      if (raw instanceof Opaque) return raw.tag;
       if (raw instanceof Date) {
         return { [TAG]: "date", value: Number.isNaN(raw.getTime()) ? null : raw.toISOString() };
       }
@@ -115,7 +118,15 @@ const TYPED: Record<string, new (buffer: ArrayBuffer, offset: number, length: nu
   BigUint64Array,
 };
 
-/** One tag → its host value. Functions and symbols cannot come back to life: they stay tagged objects. */
+/**
+ * A sandbox value with no host equivalent — a function, a symbol, a RegExp — kept as its tag: never callable,
+ * never compiled, refused as a tool argument, and encoded back as the same tag.
+ */
+export class Opaque {
+  constructor(readonly tag: Tagged) {}
+}
+
+/** One tag → its host value (functions, symbols and RegExps become Opaque). */
 export function untag(tag: Tagged): unknown {
   switch (tag[TAG]) {
     case "undefined":
@@ -140,8 +151,6 @@ export function untag(tag: Tagged): unknown {
       return new Map(Array.isArray(tag.entries) ? (tag.entries as [unknown, unknown][]) : []);
     case "set":
       return new Set(Array.isArray(tag.values) ? tag.values : []);
-    case "regexp":
-      return new RegExp(String(tag.source), String(tag.flags));
     case "error": {
       const e = new Error(String(tag.message ?? ""));
       e.name = String(tag.name ?? "Error");
@@ -150,7 +159,7 @@ export function untag(tag: Tagged): unknown {
       return e;
     }
     default:
-      return tag;
+      return new Opaque(tag);
   }
 }
 

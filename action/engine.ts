@@ -70,6 +70,17 @@ export async function acquireEngine(memoryBytes: number): Promise<Engine> {
   return { module: await newQuickJSWASMModuleFromVariant(variant), maxPages, poisoned: false };
 }
 
+/**
+ * True when the engine's memory has grown to (nearly) its cap: the step exhausted its heap. QuickJS may then
+ * have thrown `null` instead of an error object (it could not allocate one), so callers use this to name
+ * the failure, and drop the engine to give the memory back.
+ */
+export function heapExhausted(engine: Engine): boolean {
+  const cap = engine.maxPages * PAGE;
+  const size = engine.module.getWasmMemory().buffer.byteLength;
+  return size + Math.max(1 << 20, cap / 20) >= cap;
+}
+
 export function releaseEngine(engine: Engine): void {
   if (engine.poisoned) return;
   // Most recently used last; the oldest goes when a different memory size crowds the pool.

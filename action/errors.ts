@@ -81,8 +81,16 @@ export function thrownError(
       ...loc,
     };
   }
-  if (/^(out of memory|string too long)/i.test(info.message)) {
+  if (/^out of memory/i.test(info.message)) {
     return { code: "SANDBOX_MEMORY", message: `the step ran out of memory${at(loc)}`, ...loc };
+  }
+  if (/^(string too long|invalid string length|BigInt is too large)/i.test(info.message)) {
+    const what = `${info.name}: ${info.message}`;
+    return {
+      code: "SANDBOX_MEMORY",
+      message: `the step built a value too large for its memory (${what})${at(loc)}`,
+      ...loc,
+    };
   }
   let message = `${info.name}: ${info.message}`;
   const unknown = info.name === "ReferenceError" ? /^'?([\w$]+)'? is not defined/.exec(info.message) : null;

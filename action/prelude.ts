@@ -19,12 +19,14 @@ export const PRELUDE = String.raw`(function (host, configText) {
 "use strict";
 const hostCall = host.call, hostLog = host.log, hostSuggest = host.suggest, hostDone = host.done;
 // Intrinsics captured before the step's code runs, so code that patches them only breaks itself.
-const G = globalThis, O = Object, A = Array, _apply = Reflect.apply, _Promise = Promise;
+const G = globalThis, O = Object, A = Array, _apply = Reflect.apply, _get = Reflect.get, _Promise = Promise;
+const _from = Array.from, _reject = Promise.reject.bind(Promise), _arraySlice = Array.prototype.slice;
 const _then = Promise.prototype.then, _resolve = Promise.resolve.bind(Promise), _all = Promise.all.bind(Promise);
 const _stringify = JSON.stringify, _parse = JSON.parse, _keys = O.keys, _entries = O.entries;
 const _defineProperty = O.defineProperty, _isArray = A.isArray, _isView = ArrayBuffer.isView;
 const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString = O.prototype.toString;
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
+const _split = String.prototype.split;
 const config = _parse(configText);
 const TAG = "$pda", ESC = /^\$+pda$/;
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -83,8 +85,8 @@ function replacer(key, value) {
     if (type !== "Uint8Array") tag.type = type;
     return tag;
   }
-  if (raw instanceof Map) return { $pda: "map", entries: A.from(raw.entries()) };
-  if (raw instanceof Set) return { $pda: "set", values: A.from(raw.values()) };
+  if (raw instanceof Map) return { $pda: "map", entries: _from(raw.entries()) };
+  if (raw instanceof Set) return { $pda: "set", values: _from(raw.values()) };
   if (raw instanceof RegExp) return { $pda: "regexp", source: raw.source, flags: raw.flags };
   if (raw instanceof Error) {
     const tag = { $pda: "error", name: _String(raw.name), message: _String(raw.message) };
@@ -172,7 +174,7 @@ function invoke(kind, name, args) {
   try {
     json = encode(args);
   } catch (e) {
-    return Promise.reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + e.message));
+    return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }
   const id = hostCall(kind, name, json);
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
@@ -196,7 +198,7 @@ function suggestion(name) {
   return s ? "; closest: " + s : "";
 }
 function toolFunction(kind, qualified, name) {
-  const f = function () { return invoke(kind, qualified, A.from(arguments)); };
+  const f = function () { return invoke(kind, qualified, _from(arguments)); };
   _defineProperty(f, "name", { value: name });
   return f;
 }
@@ -229,7 +231,7 @@ for (const s of _keys(groups)) {
       if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
         throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
       }
-      return Reflect.get(target, key, receiver);
+      return _get(target, key, receiver);
     },
   });
   if (!(isIdent(s) && bindGlobal(s, proxy))) bindGlobal(ident(s), proxy);
@@ -237,11 +239,11 @@ for (const s of _keys(groups)) {
 for (const [n, f] of plainNames) if (!(isIdent(n) && bindGlobal(n, f))) bindGlobal(ident(n), f);
 
 function parallel(tasks) {
-  if (!_isArray(tasks)) return Promise.reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
+  if (!_isArray(tasks)) return _reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
   return _all(tasks.map(function (t) { return typeof t === "function" ? t() : t; }));
 }
 function callTool(name) {
-  return invoke(0, _String(name), A.prototype.slice.call(arguments, 1));
+  return invoke(0, _String(name), _apply(_arraySlice, arguments, [1]));
 }
 
 function fmt(v, budget, depth, seen) {
@@ -262,9 +264,9 @@ function fmt(v, budget, depth, seen) {
   const parts = [];
   let open = "{ ", close = " }", items;
   if (_isArray(v)) { open = "["; close = "]"; items = v.map(function (x) { return [null, x]; }); }
-  else if (v instanceof Map) { open = "Map(" + v.size + ") { "; items = A.from(v.entries()); }
-  else if (v instanceof Set) { open = "Set(" + v.size + ") { "; items = A.from(v.values()).map(function (x) { return [null, x]; }); }
-  else if (_isView(v) || v instanceof ArrayBuffer) { const b = bytesOf(v); open = kindOf(v) + "(" + b.length + ") ["; close = "]"; items = A.from(b.subarray(0, 64)).map(function (x) { return [null, x]; }); }
+  else if (v instanceof Map) { open = "Map(" + v.size + ") { "; items = _from(v.entries()); }
+  else if (v instanceof Set) { open = "Set(" + v.size + ") { "; items = _from(v.values()).map(function (x) { return [null, x]; }); }
+  else if (_isView(v) || v instanceof ArrayBuffer) { const b = bytesOf(v); open = kindOf(v) + "(" + b.length + ") ["; close = "]"; items = _from(b.subarray(0, 64)).map(function (x) { return [null, x]; }); }
   else items = _entries(v);
   for (let i = 0; i < items.length; i++) {
     if (budget.left <= 0) { parts.push("…"); break; }
@@ -319,6 +321,48 @@ function start(fn) {
   if (typeof fn !== "function") { finish(false, new TypeError("the step's code did not compile to a function")); return; }
   _apply(_then, fn(), [function (v) { finish(true, v); }, function (e) { finish(false, e); }]);
 }
+
+
+// QuickJS checks the wall-time interrupt only while bytecode runs. Array methods loop in native code over
+// length, which a sparse array (new Array(2 ** 32 - 1)) or an array-like sets to billions at no memory cost:
+// such a loop would block the host far past timeout_ms. No real array of this step can be longer than its
+// memory divided by 8 bytes a value, so longer lengths are refused; array-likes (whose length a getter could
+// change between check and use) are first copied into a real array, which memory bounds.
+function guardArrayMethods(limit) {
+  const AP = A.prototype;
+  const mutating = ["copyWithin", "fill", "reverse", "sort", "splice", "unshift", "shift"];
+  const names = mutating.concat(["concat", "every", "filter", "find", "findIndex", "findLast", "findLastIndex",
+    "flat", "flatMap", "forEach", "includes", "indexOf", "join", "lastIndexOf", "map", "reduce", "reduceRight",
+    "slice", "some", "toLocaleString", "toReversed", "toSorted", "toSpliced", "with"]);
+  const tooLong = function (name, n) {
+    return new RangeError("Array.prototype." + name + ": length " + n + " is longer than any array this step's memory can hold (a sparse array?)");
+  };
+  for (const name of names) {
+    const orig = AP[name];
+    if (typeof orig !== "function") continue;
+    const mutates = mutating.indexOf(name) >= 0;
+    const wrapper = { [name]() {
+      const args = _from(arguments);
+      if (_isArray(this) || this === null || this === undefined) {
+        if (this && this.length > limit) throw tooLong(name, this.length);
+        return _apply(orig, this, args);
+      }
+      const self = O(this);
+      const copy = typeof this === "string" || this instanceof String ? _apply(_split, _String(this), [""]) : _from(self);
+      if (copy.length > limit) throw tooLong(name, copy.length);
+      const result = _apply(orig, copy, args);
+      if (!mutates) return result;
+      const before = self.length;
+      for (let i = 0; i < copy.length; i++) self[i] = copy[i];
+      for (let i = copy.length; i < before; i++) delete self[i];
+      self.length = copy.length;
+      return result === copy ? self : result;
+    } }[name];
+    _defineProperty(wrapper, "length", { value: orig.length });
+    _defineProperty(AP, name, { value: wrapper, writable: true, configurable: true, enumerable: false });
+  }
+}
+guardArrayMethods(config.maxArrayLength);
 
 bindGlobal("ToolError", ToolError);
 bindGlobal("parallel", parallel);

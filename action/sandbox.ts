@@ -17,7 +17,7 @@ import {
 } from "../core/index.js";
 import { toolArguments } from "./args.js";
 import { decode, encode } from "./codec.js";
-import { acquireEngine, releaseEngine, type Engine } from "./engine.js";
+import { acquireEngine, heapExhausted, releaseEngine, type Engine } from "./engine.js";
 import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
 import { PRELUDE, PRELUDE_FILE } from "./prelude.js";
 
@@ -122,6 +122,9 @@ class StepRun {
     return this.result(this.fatal);
   }
 
+  /** Set in tearDown: the step used up its heap (see heapExhausted). */
+  private exhausted = false;
+
   // --- set-up ---------------------------------------------------------------------------------------------
 
   /** Fresh runtime + context, prelude, tool bindings, the code compiled and started. False when it ended. */
@@ -186,6 +189,8 @@ class StepRun {
       ns,
       maxLogChars: this.limits.max_log_bytes,
       maxResultChars: this.limits.max_result_bytes,
+      // A QuickJS value takes 8 bytes in a wasm32 array: no real array of this step is longer.
+      maxArrayLength: Math.floor(this.limits.memory_bytes / 8),
     };
   }
 
@@ -599,6 +604,7 @@ class StepRun {
     }
     const engine = this.engine;
     if (!engine) return;
+    this.exhausted = !engine.poisoned && heapExhausted(engine);
     if (!engine.poisoned) {
       try {
         for (const h of this.handles) if (h.alive) h.dispose();
@@ -609,10 +615,21 @@ class StepRun {
         engine.poisoned = true;
       }
     }
+    // An engine whose memory grew to its cap keeps that memory: drop it rather than hold it for later steps.
+    if (this.exhausted) engine.poisoned = true;
     releaseEngine(engine);
   }
 
-  private result(error?: StepError): ExecutionResult {
+  private result(fatal?: StepError): ExecutionResult {
+    const r = this.outcome(fatal);
+    // Out of memory, QuickJS may throw null or fail later in some other way; name the cause.
+    if (!r.ok && this.exhausted && r.error?.code === "SANDBOX_RUNTIME") {
+      r.error = { code: "SANDBOX_MEMORY", message: `the step ran out of memory (then: ${r.error.message})` };
+    }
+    return r;
+  }
+
+  private outcome(error?: StepError): ExecutionResult {
     const base = { logs: this.logs, tool_calls: this.calls, duration_ms: performance.now() - this.started };
     if (error) return { ok: false, error, ...base };
     const done = this.finished;
