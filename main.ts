@@ -8,6 +8,7 @@ import { registerMemory } from "./cli/memory.js";
 import { registerBatch } from "./cli/batch.js";
 import { registerReport } from "./cli/report.js";
 import { registerModels } from "./cli/models.js";
+import { registerRobot } from "./cli/robot.js";
 
 const program = new Command()
   .name("pda")
@@ -29,5 +30,6 @@ registerMemory(program);
 registerBatch(program);
 registerReport(program);
 registerModels(program);
+registerRobot(program);
 
 await program.parseAsync(process.argv);

@@ -1,5 +1,6 @@
 /** Zod schemas of everything the robot simulator takes in or gives out: the single source of truth. */
 import { z } from "zod";
+import { RobotError } from "./errors.js";
 
 /** Error codes of motion and gripper tools (as in the issue; NONE = it went as asked). */
 export const ErrorCode = z.enum([
@@ -106,6 +107,7 @@ export type RunSettingsInput = z.input<typeof RunSettings>;
 
 /** Parse "on", "off" or a JSON object of FailureSettings fields (missing fields take the "on" defaults). */
 export function parseFailures(text: string): FailureSettings {
+  const bad = (why: string) => new RobotError("BAD_ARGUMENT", why);
   const t = text.trim();
   if (t === "off") return FAILURES_OFF;
   if (t === "on") return FAILURES_ON;
@@ -113,12 +115,12 @@ export function parseFailures(text: string): FailureSettings {
   try {
     raw = JSON.parse(t);
   } catch {
-    throw new Error(`failures must be "on", "off" or a JSON object of settings, got ${JSON.stringify(text)}`);
+    throw bad(`failures must be "on", "off" or a JSON object of settings, got ${JSON.stringify(text)}`);
   }
   const parsed = FailureSettings.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new Error(`failures: ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
+    throw bad(`failures: ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
   }
   return parsed.data;
 }

@@ -1,0 +1,30 @@
+/** The public door of the robot simulator: environment, tasks, experts, rendering, episode runner, server. */
+export { RobotEnv, type ResetResult, type FinishResult, type EpisodeRecord } from "./env.js";
+export { RobotError, type RobotErrorCode } from "./errors.js";
+export { GRIPPER, WORKSPACE } from "./gripper.js";
+export { loadRapier, rapierLoaded } from "./physics.js";
+export { VIEWS, type View } from "./render/index.js";
+export * from "./schemas.js";
+export { TASKS, TASK_NAMES, getTask, variationForSeed, type TaskDef, type Goal } from "./tasks/index.js";
+export {
+  EXPERTS,
+  envApi,
+  runExpert,
+  runPlainExpert,
+  runRetryExpert,
+  type ExpertKind,
+  type ExpertOutcome,
+  type RobotApi,
+} from "./expert/index.js";
+export { createRobotServer, serverOptions, type ServerOptions } from "./server.js";
+export {
+  expertRunner,
+  parseSeeds,
+  parseTasks,
+  runEpisodes,
+  successTable,
+  tableMarkdown,
+  type EpisodeResult,
+  type EpisodeRunner,
+  type TaskRow,
+} from "./runner.js";

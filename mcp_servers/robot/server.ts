@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * The tabletop robot simulator as an MCP server over stdio (or Streamable HTTP with `--http host:port`).
+ * Per-run settings come from flags or the environment:
+ *   --failures on|off|JSON   (PDA_ROBOT_FAILURES)  failure modes; JSON fields override the "on" defaults
+ *   --feedback verbose|state|silent (PDA_ROBOT_FEEDBACK)
+ *   --no-check               (PDA_ROBOT_CHECK=0)   disable check_task_completion
+ *   --max-actions N          (PDA_ROBOT_MAX_ACTIONS)
+ *   --report FILE            (PDA_ROBOT_REPORT)    append one JSON line per finished or abandoned episode
+ * The physics engine loads on the first reset, so the server starts fast.
+ */
+import { appendFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { serve } from "../common/serve.js";
+import { Feedback, parseFailures, RunSettings } from "./schemas.js";
+import { registerRobotTools } from "./tools.js";
+import type { RobotEnv } from "./env.js";
+
+export interface ServerOptions {
+  settings: RunSettings;
+  report?: string;
+}
+
+/** Read the run settings from argv and the environment; a bad value throws with what and where. */
+export function serverOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): ServerOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      failures: { type: "string" },
+      feedback: { type: "string" },
+      "no-check": { type: "boolean" },
+      "max-actions": { type: "string" },
+      report: { type: "string" },
+      http: { type: "string" },
+    },
+    strict: true,
+  });
+  const failuresText = values.failures ?? env.PDA_ROBOT_FAILURES ?? "off";
+  const feedbackText = values.feedback ?? env.PDA_ROBOT_FEEDBACK ?? "verbose";
+  const feedback = Feedback.safeParse(feedbackText);
+  if (!feedback.success)
+    throw new Error(`--feedback must be verbose, state or silent, got ${JSON.stringify(feedbackText)}`);
+  const maxText = values["max-actions"] ?? env.PDA_ROBOT_MAX_ACTIONS;
+  const maxActions = maxText === undefined ? undefined : Number(maxText);
+  if (maxActions !== undefined && (!Number.isInteger(maxActions) || maxActions < 1)) {
+    throw new Error(`--max-actions must be a whole number ≥ 1, got ${JSON.stringify(maxText)}`);
+  }
+  const settings = RunSettings.parse({
+    failures: parseFailures(failuresText),
+    feedback: feedback.data,
+    allow_check: !(values["no-check"] || env.PDA_ROBOT_CHECK === "0"),
+    ...(maxActions === undefined ? {} : { max_actions: maxActions }),
+  });
+  return { settings, report: values.report ?? env.PDA_ROBOT_REPORT };
+}
+
+export function createRobotServer(options: ServerOptions): {
+  server: McpServer;
+  env: () => RobotEnv | undefined;
+} {
+  const server = new McpServer({ name: "pda-robot", version: "0.1.0" });
+  const report = options.report;
+  const handle = registerRobotTools(server, options.settings, {
+    onEnv: (env) => {
+      if (report) env.onEpisodeEnd = (record) => appendFileSync(report, `${JSON.stringify(record)}\n`);
+    },
+  });
+  return { server, env: handle.env };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  let options: ServerOptions;
+  try {
+    options = serverOptions(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`pda-robot: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  const envs: (() => RobotEnv | undefined)[] = [];
+  await serve(
+    () => {
+      const made = createRobotServer(options);
+      envs.push(made.env);
+      return made.server;
+    },
+    process.argv.slice(2),
+    { onShutdown: () => envs.forEach((e) => e()?.close()) },
+  );
+}
