@@ -104,12 +104,8 @@ function toJson(value: unknown, path: string, tool: string): unknown {
   if (value instanceof Map || value instanceof Set) {
     return fail(`is a ${value instanceof Map ? "Map" : "Set"}; pass a plain object or an array`);
   }
-  if (!isPlainObject(value)) {
-    const tag = (value as { $pda?: unknown }).$pda;
-    return fail(
-      `is ${typeof tag === "string" ? `a ${tag}` : "an object of a class"}, which cannot be sent to a tool`,
-    );
-  }
+  if (value instanceof Opaque) return fail(`is a ${value.tag.$pda}, which cannot be sent to a tool`);
+  if (!isPlainObject(value)) return fail("is an object of a class, which cannot be sent to a tool");
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (v === undefined) continue; // an absent optional field, as JSON.stringify would have it
