@@ -265,7 +265,11 @@ export class ServerConnection {
     args: Record<string, unknown>,
     options: { signal?: AbortSignal; timeoutMs: number; qualified: string },
   ): Promise<CallToolResult> {
-    const client = await this.ready(options.qualified);
+    // The common case without an extra await: a live session and no liveness probe running.
+    const client =
+      this.client && this.state === "ready" && !this.probing
+        ? this.client
+        : await this.ready(options.qualified);
     const transport = this.transport;
     try {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, {

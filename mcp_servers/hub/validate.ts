@@ -11,21 +11,28 @@ const options = { strict: false, allErrors: true, useDefaults: true, validateSch
 const draft7 = new Ajv(options);
 // Servers built with newer zod emit 2020-12 schemas; ajv needs a separate instance for that draft.
 const draft2020 = new Ajv2020(options);
-const cache = new WeakMap<object, ValidateFunction | null>();
+interface Compiled {
+  fn: ValidateFunction | null;
+  /** Whether validating can write defaults into the arguments (then they are copied first). */
+  fillsDefaults: boolean;
+}
+const cache = new WeakMap<object, Compiled>();
 
-function compiled(schema: Record<string, unknown>): ValidateFunction | null {
-  let fn = cache.get(schema);
-  if (fn === undefined) {
+function compiled(schema: Record<string, unknown>): Compiled {
+  let entry = cache.get(schema);
+  if (entry === undefined) {
     const ajv = String(schema.$schema ?? "").includes("2020-12") ? draft2020 : draft7;
+    let fn: ValidateFunction | null;
     try {
       fn = ajv.compile(schema);
     } catch {
       // A schema ajv cannot compile (unknown draft, bad $ref): let the server be the judge.
       fn = null;
     }
-    cache.set(schema, fn);
+    entry = { fn, fillsDefaults: JSON.stringify(schema).includes('"default"') };
+    cache.set(schema, entry);
   }
-  return fn;
+  return entry;
 }
 
 function describe(e: ErrorObject): string {
@@ -54,14 +61,16 @@ export function validateArgs(
   schema: Record<string, unknown>,
   args: Record<string, unknown>,
 ): Record<string, unknown> {
-  const fn = compiled(schema);
+  const { fn, fillsDefaults } = compiled(schema);
   if (!fn) return args;
   // Defaults are written into the object; the caller's must stay as it was.
-  let copy: Record<string, unknown>;
-  try {
-    copy = structuredClone(args);
-  } catch {
-    throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: arguments must be plain JSON values`);
+  let copy = args;
+  if (fillsDefaults) {
+    try {
+      copy = structuredClone(args);
+    } catch {
+      throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: arguments must be plain JSON values`);
+    }
   }
   if (fn(copy)) return copy;
   const errors = (fn.errors ?? []).map(describe);
