@@ -9,6 +9,7 @@ import { registerBatch } from "./cli/batch.js";
 import { registerReport } from "./cli/report.js";
 import { registerModels } from "./cli/models.js";
 import { registerRobot } from "./cli/robot.js";
+import { registerExec } from "./cli/exec.js";
 
 const program = new Command()
   .name("pda")
@@ -31,5 +32,6 @@ registerBatch(program);
 registerReport(program);
 registerModels(program);
 registerRobot(program);
+registerExec(program);
 
 await program.parseAsync(process.argv);
