@@ -225,8 +225,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     },
     strict: false,
   });
-  const root = resolve(String(values.root ?? process.env.PDA_DOCUMENTS_ROOT ?? SAMPLES_DIR));
-  const dbPath = String(values.db ?? process.env.PDA_DOCUMENTS_DB ?? defaultDbFor(root));
+  const root = resolve(String(values.root ?? (process.env.PDA_DOCUMENTS_ROOT || undefined) ?? SAMPLES_DIR));
+  const dbPath = String(values.db ?? (process.env.PDA_DOCUMENTS_DB || undefined) ?? defaultDbFor(root));
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
   const index = DocumentIndex.open(root, dbPath);
   // Index in the background: a big folder must not hold up the MCP handshake; tools wait for this scan.

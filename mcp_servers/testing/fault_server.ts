@@ -6,7 +6,8 @@
  *   --banner             prints a non-JSON banner on stdout, then works normally
  * Tools: echo, crash (exits mid-call), hang (never answers; counts cancellations), spin (busy loop, the
  * process stops answering anything), garbage (writes junk to stdout, never answers), slow (answers after
- * `ms`, sending progress), log (an MCP log message), ask (an elicitation request), stats, pid.
+ * `ms`, sending progress), log (an MCP log message), ask (an elicitation request), grow (adds a tool at
+ * run time), stats, pid.
  */
 import { fileURLToPath } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -91,6 +92,14 @@ export function createFaultServer(): McpServer {
         requestedSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] },
       });
       return count(text(answer));
+    },
+  );
+  server.registerTool(
+    "grow",
+    { description: "Add a tool named `grown` (the client is told the list changed)." },
+    () => {
+      server.registerTool("grown", { description: "A tool added at run time." }, () => text("grown"));
+      return count(text("grew"));
     },
   );
   server.registerTool("stats", { description: "Calls answered and cancellations seen." }, () =>

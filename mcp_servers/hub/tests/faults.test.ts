@@ -195,6 +195,24 @@ describe("fault servers", () => {
     expect(state(hub, "fault").restarts).toBe(1);
   });
 
+  it("server log messages and tool list changes reach the hub", async () => {
+    const { hub, events } = await start();
+    await hub.call("fault.log", { level: "warning", message: "disk almost full" });
+    expect(events).toContainEqual({
+      type: "log",
+      server: "fault",
+      level: "warning",
+      logger: "fault",
+      data: "disk almost full",
+    });
+    expect(hub.tools().some((t) => t.name === "grown")).toBe(false);
+    await hub.call("grow", {});
+    const deadline = Date.now() + 5000;
+    while (!hub.tools().some((t) => t.name === "grown") && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(await hub.call("grown", {})).toBe("grown");
+  });
+
   it("every call is recorded, failures with their error kind", async () => {
     const { hub } = await start();
     const records: unknown[] = [];
