@@ -48,6 +48,7 @@ export function openDatabase(path: string, options: OpenDbOptions = {}): Databas
     });
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
     db.pragma("foreign_keys = ON");
+    db.pragma("temp_store = MEMORY"); // memory search's scratch FTS tables never touch the disk
     withBusyRetry(busyTimeoutMs, () => migrate(db, file));
     return db;
   } catch (e) {

@@ -1,10 +1,17 @@
 /**
- * Memory search: which past sessions are like this query. FTS5 (bm25) picks and orders candidates; each
- * candidate's relevance is the share of the query's content words it contains, each word weighted by how
- * rare it is across all sessions (idf), numbers counting half (they are instance details, not the task).
- * Relevance is absolute (0..1), so one threshold means the same thing in a small memory and a large one.
- * Words are tokenised and stemmed by SQLite itself (a temp FTS5 table with the index's tokenizer), so the
- * weights line up exactly with what the index stores.
+ * Memory search: which past sessions are like this query.
+ *
+ * Relevance is BM25 with presence in place of term frequency (k1 = 0), normalised to 0..1: the share of the
+ * query's content words a session contains, each word weighted by its idf from the FTS5 index's own document
+ * counts (numbers count half: they are instance details, not the task). Being absolute, one threshold means
+ * the same in a small memory and a large one. FTS5's bm25() is not used to order: it computes idf by reading
+ * every posting list of every query phrase, tens of milliseconds at 100k sessions.
+ *
+ * Finding candidates costs the same at any size: the weights give the minimal groups of words a session must
+ * contain to reach the threshold, and FTS5 answers, as a boolean query that stops early, with the newest
+ * sessions containing a whole group (and the newest containing every word). Those are scored exactly; ties
+ * go to the newer. Words are tokenised and stemmed by SQLite itself (temp FTS5 tables with the index's
+ * tokenizer), so the weights line up with what the index holds.
  */
 import type Database from "better-sqlite3";
 import { FAILED_STATUSES, SearchOptions, type MemoryHit } from "./schemas.js";
@@ -13,8 +20,10 @@ import { stmt } from "./sql.js";
 /** Must match the tokenizer of sessions_fts (migration 2). */
 const TOKENIZE = "porter unicode61 remove_diacritics 2";
 const MAX_QUERY_WORDS = 16;
-/** Words in more than this share of sessions are too common to pick candidates by (they still weigh in). */
-const COMMON_SHARE = 0.2;
+/** Newest sessions fetched per candidate query (those with every word; those reaching the threshold). */
+const PER_TIER = 40;
+/** Beyond this many minimal word groups the query falls back to one OR of the words that can matter. */
+const MAX_GROUPS = 64;
 const RECENCY_BOOST = 0.1;
 const RECENCY_HALF_LIFE_DAYS = 30;
 
@@ -40,55 +49,90 @@ export function contentWords(text: string): string[] {
 
 const withTempTables = new WeakSet<Database.Database>();
 
+/** Contentless temp FTS5 tables: cheap to fill and to empty ('delete-all'), never written to the file. */
 function ensureTempTables(db: Database.Database): void {
   if (withTempTables.has(db)) return;
   db.exec(
-    `CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_terms USING fts5(t, tokenize='${TOKENIZE}');
+    `CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_terms USING fts5(t, content='', tokenize='${TOKENIZE}');
      CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_terms_v USING fts5vocab(temp, memory_terms, 'instance');`,
   );
   withTempTables.add(db);
 }
 
-/** Tokenise texts with the index's tokenizer: for each text (by position), its set of indexed terms. */
-function tokenize(db: Database.Database, texts: string[]): Set<string>[] {
+function fillTemp(db: Database.Database, texts: string[]): void {
+  stmt(db, "INSERT INTO temp.memory_terms(memory_terms) VALUES ('delete-all')").run();
   const insert = stmt(db, "INSERT INTO temp.memory_terms(rowid, t) VALUES (?, ?)");
   texts.forEach((t, i) => insert.run(i + 1, t));
-  const out = texts.map(() => new Set<string>());
-  for (const r of stmt<{ term: string; doc: number }>(
-    db,
-    "SELECT term, doc FROM temp.memory_terms_v",
-  ).all()) {
-    out[r.doc - 1]!.add(r.term);
-  }
-  stmt(db, "DELETE FROM temp.memory_terms").run();
-  return out;
 }
 
 interface QueryTerm {
   term: string;
-  /** A surface word that produces the term, for the MATCH expression (FTS5 stems it the same way). */
+  /** A surface word that produces the term, for MATCH expressions (FTS5 stems it the same way). */
   word: string;
   df: number;
   weight: number;
 }
 
-function queryTerms(db: Database.Database, words: string[]): QueryTerm[] {
-  const n = stmt<{ n: number | null }>(db, "SELECT max(seq) AS n FROM sessions").get()!.n ?? 0;
+function queryTerms(db: Database.Database, words: string[], n: number): QueryTerm[] {
+  fillTemp(db, words);
   const dfOf = stmt<{ doc: number }>(db, "SELECT doc FROM sessions_fts_vocab WHERE term = ?");
   const byTerm = new Map<string, QueryTerm>();
-  tokenize(db, words).forEach((terms, i) => {
-    for (const term of terms) {
-      if (byTerm.has(term)) continue;
-      const df = dfOf.get(term)?.doc ?? 0;
-      // An unseen word weighs like the rarest seen one rather than infinitely more: one typo must not
-      // sink every hit.
-      const d = Math.max(df, 1);
-      const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-      const weight = /^\p{N}+$/u.test(term) ? idf / 2 : idf;
-      byTerm.set(term, { term, word: words[i]!, df, weight: Math.max(weight, 0.01) });
-    }
-  });
+  for (const r of stmt<{ term: string; doc: number }>(
+    db,
+    "SELECT term, doc FROM temp.memory_terms_v",
+  ).all()) {
+    if (byTerm.has(r.term)) continue;
+    const df = dfOf.get(r.term)?.doc ?? 0;
+    // An unseen word weighs like the rarest seen one rather than infinitely more: one typo must not sink
+    // every hit.
+    const d = Math.max(df, 1);
+    const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
+    const weight = /^\p{N}+$/u.test(r.term) ? idf / 2 : idf;
+    byTerm.set(r.term, { term: r.term, word: words[r.doc - 1]!, df, weight: Math.max(weight, 0.01) });
+  }
   return [...byTerm.values()];
+}
+
+/**
+ * An FTS5 query matching exactly the sessions whose words weigh at least `need`: an OR of the minimal groups
+ * of terms reaching it (heaviest first; a group stops growing once it reaches `need`). With too many groups,
+ * an OR of the words a reaching session cannot lack all of — a superset, filtered afterwards.
+ */
+function reachingQuery(terms: QueryTerm[], need: number): string | null {
+  const sorted = [...terms].sort((a, b) => b.weight - a.weight);
+  const suffix = sorted.map((_, i) => sorted.slice(i).reduce((sum, t) => sum + t.weight, 0));
+  const groups: QueryTerm[][] = [];
+  const walk = (i: number, group: QueryTerm[], sum: number): boolean => {
+    if (sum >= need) return groups.push([...group]) <= MAX_GROUPS;
+    if (i >= sorted.length || sum + suffix[i]! < need) return true;
+    group.push(sorted[i]!);
+    const more = walk(i + 1, group, sum + sorted[i]!.weight);
+    group.pop();
+    return more && walk(i + 1, group, sum);
+  };
+  const quote = (t: QueryTerm) => `"${t.word}"`;
+  if (walk(0, [], 0)) {
+    return groups.length ? groups.map((g) => `(${g.map(quote).join(" AND ")})`).join(" OR ") : null;
+  }
+  let rest = suffix[0]!;
+  const any: QueryTerm[] = [];
+  for (const t of sorted) {
+    if (rest < need) break;
+    any.push(t);
+    rest -= t.weight;
+  }
+  return any.map(quote).join(" OR ");
+}
+
+/** For each text (by position), which of the terms it contains. */
+function termsIn(db: Database.Database, texts: string[], terms: QueryTerm[]): Set<string>[] {
+  fillTemp(db, texts);
+  const out = texts.map(() => new Set<string>());
+  const match = stmt<{ rowid: number }>(db, "SELECT rowid FROM temp.memory_terms WHERE memory_terms MATCH ?");
+  for (const t of terms) {
+    for (const r of match.all(`"${t.word}"`)) out[r.rowid - 1]!.add(t.term);
+  }
+  return out;
 }
 
 interface CandidateRow {
@@ -114,6 +158,16 @@ function failureReason(db: Database.Database, row: CandidateRow): string {
   return `tried and failed because it ended with status ${row.status}`;
 }
 
+/** Sequence numbers of the newest `n` sessions matching `match`, newest first. */
+function newestMatches(db: Database.Database, match: string, n: number): number[] {
+  return stmt<{ rowid: number }>(
+    db,
+    "SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+  )
+    .all(match, n)
+    .map((r) => r.rowid);
+}
+
 export function searchMemory(
   db: Database.Database,
   text: string,
@@ -126,39 +180,47 @@ export function searchMemory(
   ensureTempTables(db);
   // One read transaction: a consistent snapshot, and the temp-table writes batched.
   return db.transaction(() => {
-    const terms = queryTerms(db, words);
-    const seen = terms.filter((t) => t.df > 0).sort((a, b) => a.df - b.df);
-    if (seen.length === 0) return [];
     const n = stmt<{ n: number | null }>(db, "SELECT max(seq) AS n FROM sessions").get()!.n ?? 0;
-    let pick = seen.filter((t) => t.df <= Math.max(1, COMMON_SHARE * n));
-    if (pick.length === 0) pick = seen.slice(0, 2);
-    const match = pick.map((t) => `"${t.word}"`).join(" OR ");
+    const terms = queryTerms(db, words, n);
+    const total = terms.reduce((sum, t) => sum + t.weight, 0);
+    const seen = terms.filter((t) => t.df > 0);
+    // A session needs at least one query word, even at threshold 0.
+    const need = Math.max(opts.threshold * total, 1e-9);
+    if (seen.reduce((sum, t) => sum + t.weight, 0) < need) return [];
+    const all = seen.map((t) => `"${t.word}"`).join(" AND ");
+    const reaching = reachingQuery(seen, need);
+    const seqs = new Set([
+      ...newestMatches(db, all, Math.max(PER_TIER, opts.limit)),
+      ...(reaching === null ? [] : newestMatches(db, reaching, Math.max(PER_TIER, opts.limit * 8))),
+    ]);
     const statuses = opts.warnings ? ["succeeded", ...FAILED_STATUSES] : ["succeeded"];
-    const candidates = stmt<CandidateRow>(
-      db,
-      `SELECT s.seq, s.id, s.status, s.status_reason, s.original_query, s.result_requirement,
-                s.solution_summary, s.final_answer, s.created_at
-         FROM (SELECT rowid, rank FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rank LIMIT ?) f
-         JOIN sessions s ON s.seq = f.rowid
-         WHERE s.status IN (${statuses.map(() => "?").join(", ")})
-         ORDER BY f.rank`,
-    ).all(match, Math.max(40, opts.limit * 8), ...statuses);
+    const bySeq = new Map(
+      stmt<CandidateRow>(
+        db,
+        `SELECT seq, id, status, status_reason, original_query, result_requirement, solution_summary,
+                final_answer, created_at
+         FROM sessions WHERE seq IN (SELECT value FROM json_each(?))
+           AND status IN (${statuses.map(() => "?").join(", ")})`,
+      )
+        .all(JSON.stringify([...seqs]), ...statuses)
+        .map((c) => [c.seq, c]),
+    );
+    const candidates = [...seqs].flatMap((seq) => bySeq.get(seq) ?? []);
     if (candidates.length === 0) return [];
 
-    const total = terms.reduce((sum, t) => sum + t.weight, 0);
-    const docTerms = tokenize(
+    const contained = termsIn(
       db,
       candidates.map((c) =>
         [c.original_query, c.result_requirement ?? "", c.solution_summary ?? "", c.final_answer ?? ""].join(
           "\n",
         ),
       ),
+      seen,
     );
     const hits: MemoryHit[] = [];
     candidates.forEach((c, i) => {
-      const has = docTerms[i]!;
-      const matched = terms.filter((t) => has.has(t.term));
-      const relevance = matched.reduce((sum, t) => sum + t.weight, 0) / total;
+      const matched = seen.filter((t) => contained[i]!.has(t.term));
+      const relevance = Math.min(1, matched.reduce((sum, t) => sum + t.weight, 0) / total);
       if (relevance < opts.threshold) return;
       const ageDays = Math.max(0, (nowMs - Date.parse(c.created_at)) / 86_400_000);
       const boost = RECENCY_BOOST * 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS);
@@ -167,7 +229,7 @@ export function searchMemory(
         session_id: c.id,
         kind: solution ? "solution" : "warning",
         status: c.status as MemoryHit["status"],
-        relevance: Math.min(1, relevance),
+        relevance,
         score: relevance * (1 + (Number.isFinite(boost) ? boost : 0)),
         original_query: c.original_query,
         result_requirement: c.result_requirement,
@@ -178,7 +240,7 @@ export function searchMemory(
         created_at: c.created_at,
       });
     });
-    // Stable sort: equal scores keep bm25 order.
+    // Stable sort: equal scores keep newest first.
     return hits.sort((a, b) => b.score - a.score).slice(0, opts.limit);
   })();
 }
