@@ -34,6 +34,14 @@ const out = (text: string): void => {
 };
 const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
 
+/** `pda show … | head` closes the pipe early: stop quietly instead of crashing with EPIPE. */
+function quietOnClosedPipe(): void {
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    throw e;
+  });
+}
+
 /** Open the store for reading; null when the file does not exist yet (nothing was ever logged). */
 function openExisting(g: Globals): SessionStore | null {
   const path = dbPathOf(g);
@@ -233,6 +241,7 @@ export function registerMemory(program: Command) {
     .option("--json", "print the list as JSON")
     .action((opts: { search?: string; status?: string; limit: string; json?: boolean }, cmd: Command) =>
       runCommand(async () => {
+        quietOnClosedPipe();
         const query = {
           search: opts.search,
           status: opts.status === undefined ? undefined : statusOption(opts.status),
@@ -260,6 +269,7 @@ export function registerMemory(program: Command) {
     .option("--json", "print the session as JSON (the AgentSession export)")
     .action((id: string, opts: { json?: boolean }, cmd: Command) =>
       runCommand(async () => {
+        quietOnClosedPipe();
         const g = globals(cmd);
         withStore(g, (store) =>
           opts.json ? printJson(store.getSession(id)) : out(renderTimeline(store.timeline(id), g.verbose)),
@@ -274,6 +284,7 @@ export function registerMemory(program: Command) {
     .option("--out <file>", "write here instead of stdout")
     .action((id: string, opts: { out?: string }, cmd: Command) =>
       runCommand(async () => {
+        quietOnClosedPipe();
         const session = withStore(globals(cmd), (store) => store.getSession(id));
         const text = `${JSON.stringify(session, null, 2)}\n`;
         if (!opts.out) return void process.stdout.write(text);
@@ -292,6 +303,7 @@ export function registerMemory(program: Command) {
     .option("--json", "print the hits as JSON")
     .action((text: string, opts: { limit: string; threshold: string; json?: boolean }, cmd: Command) =>
       runCommand(async () => {
+        quietOnClosedPipe();
         const options = { limit: positiveInt("--limit", opts.limit), threshold: fraction(opts.threshold) };
         const store = openExisting(globals(cmd));
         let hits: MemoryHit[] = [];
@@ -314,6 +326,7 @@ export function registerMemory(program: Command) {
     .option("--json", "print the statistics as JSON")
     .action((opts: { since?: string; limit: string; json?: boolean }, cmd: Command) =>
       runCommand(async () => {
+        quietOnClosedPipe();
         const limit = positiveInt("--limit", opts.limit);
         if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
           throw new ConfigError(`--since must be an ISO date or time, got "${opts.since}"`);

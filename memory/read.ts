@@ -2,6 +2,7 @@
  * Reading sessions back: one session as an AgentSession (validated), the list, the timeline, the LLM and
  * tool call logs. A session still marked running whose writer process is gone reads as "interrupted".
  */
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import {
@@ -55,13 +56,19 @@ export interface SessionRow {
   session_json: string;
 }
 
-/** Whether a process exists (EPERM: it exists but belongs to someone else). */
+/** Whether a process exists (EPERM: it exists but belongs to someone else). A zombie counts as gone. */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    // Linux: a killed process stays signalable until its parent reaps it; its state letter says so.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
+  } catch {
+    return true; // no /proc (macOS) or it vanished meanwhile: trust kill(0)
   }
 }
 
