@@ -129,9 +129,9 @@ export function registerRobot(program: Command): void {
         out?: string;
       }) =>
         runCommand(async () => {
-          const seed = usage(() => parseSeeds(opts.seed));
-          if (seed.length !== 1 || !/^\d+$/.test(opts.seed.trim()))
-            throw new ConfigError(`--seed must be one whole number, got ${opts.seed}`);
+          if (!/^\d+$/.test(opts.seed.trim()))
+            throw new ConfigError(`--seed must be one whole number ≥ 0, got ${opts.seed}`);
+          const seed = Number(opts.seed);
           if (!VIEWS.includes(opts.view as View))
             throw new ConfigError(`--view must be ${VIEWS.join(" or ")}, got ${opts.view}`);
           const size = Number(opts.size);
@@ -142,7 +142,7 @@ export function registerRobot(program: Command): void {
           const variation = opts.variation === undefined ? undefined : Number(opts.variation);
           const env = await RobotEnv.create();
           try {
-            const reset = usage(() => env.reset(opts.task, seed[0]!, variation));
+            const reset = usage(() => env.reset(opts.task, seed, variation));
             if (opts.solve) {
               const api = { ...envApi(env), finish: async () => undefined };
               await runExpert(opts.solve as ExpertKind, api, reset.task, reset.goal);

@@ -360,7 +360,8 @@ export function openGripper(ep: Episode, width: number): ActionOutcome {
       const a = rng.uniform(-Math.PI, Math.PI);
       const m = ep.scene.mass(released);
       const c = ep.scene.pose(released).position;
-      const s = rng.uniform(0.35, 0.6);
+      // Hard enough that the block slides off its support (a cube must travel half its width).
+      const s = rng.uniform(0.7, 1.0);
       ep.scene.applyImpulse(
         released,
         [Math.cos(a) * m * s, Math.sin(a) * m * s, 0],
@@ -375,7 +376,15 @@ export function openGripper(ep: Episode, width: number): ActionOutcome {
       object: released,
       message: `released ${released}; it rests on ${facts.on.get(released) ?? "nothing"} at ${at}`,
     });
-    if (!facts.upright.get(released) && before.upright.get(released) !== false) {
+    const landed = facts.on.get(released) ?? null;
+    if (support && supportObj && !supportObj.spec.fixed && landed !== support) {
+      fail("OBJECT_TOPPLED");
+      events.push({
+        code: "OBJECT_TOPPLED",
+        object: released,
+        message: `the stack collapsed: ${released} fell from ${support} onto ${landed ?? "nothing"} at ${at}`,
+      });
+    } else if (!facts.upright.get(released) && before.upright.get(released) !== false) {
       fail("OBJECT_TOPPLED");
       events.push({
         code: "OBJECT_TOPPLED",

@@ -177,20 +177,34 @@ function footer(f: Frame, origin: Pt, legend: string): void {
   canvas.text(right - 0.1 * px - canvas.textWidth("0.1 m", ts) - 3 * ts, y, "0.1 m", INK, ts);
 }
 
-function drawTop(ep: Episode, size: number): Canvas {
-  const ts = textScale(size) * SS;
+/** Where the top view puts things: image height and the world-to-pixel map, at `scale` pixels per pixel. */
+export function topLayout(
+  size: number,
+  scale = 1,
+): { width: number; height: number; map: (x: number, y: number) => Pt } {
+  const ts = textScale(size) * scale;
   const left = 36 * ts;
   const right = 8 * ts;
   const top = 26 * ts;
   const bottom = 24 * ts;
-  const W = size * SS;
+  const W = size * scale;
   const px = (W - left - right) / (2 * PHYSICS.table.hx);
-  const H = Math.round(top + 2 * PHYSICS.table.hy * px + bottom);
+  return {
+    width: W,
+    height: Math.round(top + 2 * PHYSICS.table.hy * px + bottom),
+    map: (x, y) => [left + (x + PHYSICS.table.hx) * px, top + (PHYSICS.table.hy - y) * px],
+  };
+}
+
+function drawTop(ep: Episode, size: number): Canvas {
+  const ts = textScale(size) * SS;
+  const top = 26 * ts;
+  const W = size * SS;
+  const layout = topLayout(size, SS);
+  const px = layout.map(1, 0)[0] - layout.map(0, 0)[0];
+  const H = layout.height;
   const canvas = new Canvas(W, H, [252, 252, 252, 1]);
-  const map = (x: number, y: number): Pt => [
-    left + (x + PHYSICS.table.hx) * px,
-    top + (PHYSICS.table.hy - y) * px,
-  ];
+  const map = layout.map;
   const f: Frame = { canvas, map, px, ts };
   const [tx0, ty0] = map(-PHYSICS.table.hx, PHYSICS.table.hy);
   const [tx1, ty1] = map(PHYSICS.table.hx, -PHYSICS.table.hy);
