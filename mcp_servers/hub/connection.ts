@@ -2,6 +2,7 @@
  * One configured server: its transport, its MCP client session, its tools and its state. Connects
  * lazily again after a crash (restart on next use, with backoff); never replays a call.
  */
+import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -192,12 +193,18 @@ export class ServerConnection {
   }
 
   private describeFailure(transport: Transport, e: unknown): string {
-    const exit = transport instanceof ChildStdioTransport ? transport.describeExit() : undefined;
-    const msg = errorMessage(e);
-    if (/spawn .* ENOENT/.test(msg)) return `command not found: ${this.config.command}`;
-    if (exit && !/closed its stdio/.test(exit) && /Connection closed/i.test(msg))
-      return `the process ${exit}`;
-    return exit && /closed its stdio/.test(exit) === false ? `${msg} (the process ${exit})` : msg;
+    const msg = errorMessage(e).replace(/^MCP error -?\d+: /, "");
+    if (/spawn .*ENOENT/.test(msg)) {
+      const cwd = this.config.cwd;
+      if (cwd && !existsSync(cwd)) return `the working folder ${cwd} does not exist`;
+      return `cannot run "${this.config.command}": command not found`;
+    }
+    if (/timed out/i.test(msg)) return `no answer to initialize within ${this.config.connect_timeout_ms} ms`;
+    if (!(transport instanceof ChildStdioTransport) || !transport.hasExited) return msg;
+    // "Connection closed" says nothing the exit code and stderr do not say better.
+    return /Connection closed/i.test(msg)
+      ? `the process ${transport.describeExit()}`
+      : `${msg} (the process ${transport.describeExit()})`;
   }
 
   private onLost(transport: Transport, reason?: string): void {

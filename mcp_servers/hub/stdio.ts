@@ -62,12 +62,16 @@ export class ChildStdioTransport implements Transport {
   private readonly stderrTail: string[] = [];
   private exited?: Promise<void>;
   private exitInfo?: { code: number | null; signal: NodeJS.Signals | null };
-  private closing = false;
+  private closing?: Promise<void>;
 
   constructor(private readonly params: StdioParams) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  get hasExited(): boolean {
+    return this.exitInfo !== undefined;
   }
 
   /** How the process ended ("exit code 1", "signal SIGKILL") and its last stderr lines, for error messages. */
@@ -95,18 +99,24 @@ export class ChildStdioTransport implements Transport {
     });
     this.child = child;
     live.add(child);
+    let spawnFailed = () => {};
     this.exited = new Promise((resolve) => {
+      // A child that never started has no exit to wait for.
+      spawnFailed = resolve;
       child.once("exit", (code, signal) => {
         this.exitInfo = { code, signal };
         live.delete(child);
         // Let the last stdout bytes arrive ('close'), but do not wait on a grandchild holding the pipe.
-        const done = () => {
+        let done = false;
+        const finish = () => {
+          if (done) return;
+          done = true;
           clearTimeout(timer);
           resolve();
           this.onclose?.();
         };
-        const timer = setTimeout(done, 100);
-        child.once("close", done);
+        const timer = setTimeout(finish, 100);
+        child.once("close", finish);
       });
     });
     child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk));
@@ -124,6 +134,7 @@ export class ChildStdioTransport implements Transport {
       child.once("spawn", resolve);
       child.once("error", (e) => {
         live.delete(child);
+        spawnFailed();
         reject(e);
       });
     });
@@ -180,12 +191,16 @@ export class ChildStdioTransport implements Transport {
     }
   }
 
-  /** End stdin, then SIGTERM, then SIGKILL the process group, waiting between each. */
-  async close(): Promise<void> {
+  /** End stdin, then SIGTERM, then SIGKILL the process group, waiting between each. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
     const child = this.child;
-    if (!child || this.closing) return this.exited;
-    this.closing = true;
-    const gone = () => this.exitInfo !== undefined;
+    if (!child) return;
+    const gone = () => this.exitInfo !== undefined || child.pid === undefined;
     const wait = (ms: number) =>
       Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, ms).unref())]);
     try {
@@ -193,7 +208,7 @@ export class ChildStdioTransport implements Transport {
     } catch {
       // ignore: the pipe may already be broken
     }
-    await wait(KILL_WAIT_MS);
+    if (!gone()) await wait(KILL_WAIT_MS);
     if (!gone()) {
       killGroup(child, "SIGTERM");
       await wait(KILL_WAIT_MS);
@@ -211,8 +226,10 @@ export class ChildStdioTransport implements Transport {
   async kill(): Promise<void> {
     const child = this.child;
     if (!child) return;
-    this.closing = true;
-    killGroup(child, "SIGKILL");
-    await Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, KILL_WAIT_MS).unref())]);
+    this.closing ??= (async () => {
+      killGroup(child, "SIGKILL");
+      await Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, KILL_WAIT_MS).unref())]);
+    })();
+    return this.closing;
   }
 }

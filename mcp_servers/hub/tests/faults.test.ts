@@ -79,6 +79,14 @@ describe("fault servers", () => {
     expect(await gone(pids.slice(1))).toEqual([]);
   });
 
+  it("a command that does not exist is reported as such", async () => {
+    const { hub } = await start([], { command: "pda-no-such-command", args: [] });
+    expect(state(hub, "fault").lastError).toBe(
+      'could not start: cannot run "pda-no-such-command": command not found',
+    );
+    expect(state(hub, "math").state).toBe("ready");
+  });
+
   it("a crash mid-call fails that call with SERVER_CRASHED, never replays it, and restarts on next use", async () => {
     const { hub, pids } = await start();
     const first = await hub.call("fault.pid", {});
@@ -130,7 +138,7 @@ describe("fault servers", () => {
     const { hub, pids } = await start(["--garbage-only"], { connect_timeout_ms: 700 });
     const s = state(hub, "fault");
     expect(s.state).toBe("failed");
-    expect(s.lastError).toMatch(/timed out/i);
+    expect(s.lastError).toMatch(/no answer to initialize within 700 ms/);
     expect(await gone(pids.slice(1))).toEqual([]);
     expect(await hub.call("add", { a: 1, b: 1 })).toBe(2);
   });
