@@ -212,6 +212,11 @@ CREATE TABLE batch_items (
 CREATE INDEX batch_items_session ON batch_items(session_id);
 `,
   },
+  {
+    version: 4,
+    name: "sub-agent sessions by parent",
+    sql: `CREATE INDEX sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
