@@ -11,6 +11,12 @@ export interface ChartTool {
 }
 
 const COLORS = ["#4e79a7", "#f28e2b"];
+/** The next round number (1, 2, 2.5, 5 × 10^k) at or above v, so the axis ticks read well. */
+const niceCeil = (v: number) => {
+  const p = 10 ** Math.floor(Math.log10(v));
+  return [1, 2, 2.5, 5, 10].map((m) => m * p).find((x) => x >= v) ?? v;
+};
+const tick = (v: number) => (v >= 10_000 ? `${Math.round(v / 1000)}k` : String(Math.round(v)));
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
@@ -22,9 +28,10 @@ export function renderChart(runs: string[], tools: ChartTool[], title: string): 
   const barH = 10;
   const rowH = n * barH + 10;
   const top = 70;
-  const width = labelW + plotW * 2 + gap + 40;
-  const height = top + Math.max(1, tools.length) * rowH + 40;
-  const maxMs = Math.max(1, ...tools.flatMap((t) => t.values.map((v) => (v ? v.p95_ms : 0))));
+  const width = labelW + plotW * 2 + gap + 90;
+  const bottom = top + Math.max(1, tools.length) * rowH + 5;
+  const height = bottom + 30;
+  const maxMs = niceCeil(Math.max(1, ...tools.flatMap((t) => t.values.map((v) => (v ? v.p95_ms : 0)))));
   const x2 = labelW + plotW + gap;
   const out: string[] = [];
   out.push(
@@ -41,15 +48,19 @@ export function renderChart(runs: string[], tools: ChartTool[], title: string): 
   });
   out.push(
     `<text x="${labelW}" y="${top - 8}" font-weight="bold">Success rate (%)</text>`,
-    `<text x="${x2}" y="${top - 8}" font-weight="bold">Median latency (ms), whisker to P95; scale 0–${Math.round(maxMs)}</text>`,
+    `<text x="${x2}" y="${top - 8}" font-weight="bold">Latency (ms): median, whisker to P95</text>`,
   );
-  for (const [x, w] of [
-    [labelW, plotW],
-    [x2, plotW],
+  for (const [x, scale] of [
+    [labelW, 100],
+    [x2, maxMs],
   ] as const) {
-    out.push(`<line x1="${x}" y1="${top}" x2="${x}" y2="${height - 30}" stroke="#999"/>`);
-    for (const f of [0.25, 0.5, 0.75, 1]) {
-      out.push(`<line x1="${x + w * f}" y1="${top}" x2="${x + w * f}" y2="${height - 30}" stroke="#eee"/>`);
+    out.push(`<line x1="${x}" y1="${top}" x2="${x}" y2="${bottom}" stroke="#999"/>`);
+    for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+      const gx = x + plotW * f;
+      if (f > 0) out.push(`<line x1="${gx}" y1="${top}" x2="${gx}" y2="${bottom}" stroke="#eee"/>`);
+      out.push(
+        `<text x="${gx}" y="${bottom + 14}" font-size="10" fill="#666" text-anchor="middle">${tick(scale * f)}</text>`,
+      );
     }
   }
   tools.forEach((t, row) => {
@@ -72,7 +83,7 @@ export function renderChart(runs: string[], tools: ChartTool[], title: string): 
         `<rect x="${x2}" y="${y}" width="${wm.toFixed(1)}" height="${barH - 2}" fill="${COLORS[i]}"><title>${esc(`${runs[i]}: median ${Math.round(v.median_ms)} ms, p95 ${Math.round(v.p95_ms)} ms`)}</title></rect>`,
         `<line x1="${x2 + wm}" y1="${y + (barH - 2) / 2}" x2="${x2 + wp}" y2="${y + (barH - 2) / 2}" stroke="${COLORS[i]}"/>`,
         `<line x1="${x2 + wp}" y1="${y}" x2="${x2 + wp}" y2="${y + barH - 2}" stroke="${COLORS[i]}"/>`,
-        `<text x="${x2 + Math.max(wm, wp) + 3}" y="${y + barH - 2}" font-size="9">${Math.round(v.median_ms)}</text>`,
+        `<text x="${x2 + Math.max(wm, wp) + 3}" y="${y + barH - 2}" font-size="9">${Math.round(v.median_ms)} (p95 ${Math.round(v.p95_ms)})</text>`,
       );
     });
   });

@@ -149,7 +149,9 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
     in_flight: 0,
     tokens: 0,
   };
-  for (const o of loadOutcomes(deps.store, runId)) {
+  // Outcomes as saved, for the incremental CSV rewrites (the final write reads them back from the store).
+  const saved = new Map(loadOutcomes(deps.store, runId).map((o) => [o.key, o]));
+  for (const o of saved.values()) {
     if (o.status !== "succeeded") counts.failed += 1;
     counts.tokens += o.tokens;
   }
@@ -178,7 +180,9 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   };
   const flusher = new Flusher(opts.flushMs ?? 1000, () => {
     try {
-      emit({ type: "flush", rows: writeOutputs(deps.store, runId, file, files) });
+      const rows = [...saved.values()].sort((a, b) => a.index - b.index);
+      writeOutputs(rows, file, files);
+      emit({ type: "flush", rows: rows.length });
       writeBatchState(out, state);
     } catch (e) {
       stopWith(
@@ -308,6 +312,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
       output: outcome,
       finished_at: outcome.finished_at,
     });
+    saved.set(item.key, outcome);
     invocation.ran += 1;
     counts.done += 1;
     counts.tokens += outcome.tokens;
@@ -388,7 +393,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     error: stopped?.error ? stopped.error.message : null,
   });
-  writeOutputs(deps.store, runId, file, files);
+  writeOutputs(outcomes, file, files);
   writeBatchState(out, state);
   writeAtomic(files.summary, renderSummary(state, file, outcomes));
   deps.store.finishBatchRun(runId, remaining === 0 ? "finished" : status);
@@ -497,21 +502,18 @@ function toolCallsOf(store: SessionStore, sessionId: string): ToolCallRow[] {
   }
 }
 
-/** Both CSVs from the store's done items; returns the number of query rows. */
+/** Both CSVs from the done items' outcomes, in input order. */
 function writeOutputs(
-  store: SessionStore,
-  runId: string,
+  outcomes: ItemOutcome[],
   file: QueryFile,
   files: { queries: string; tools: string },
-): number {
-  const outcomes = loadOutcomes(store, runId);
+): void {
   writeCsv(
     files.queries,
     queryColumns(file.extraColumns),
     outcomes.map((o) => queryRow(o, file.extraColumns)),
   );
   writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow));
-  return outcomes.length;
 }
 
 /** Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. */
