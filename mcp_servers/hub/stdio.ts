@@ -1,13 +1,14 @@
 /**
  * A stdio client transport that owns its child process: the pid, the exit code, the tail of stderr, and
- * a shutdown that ends stdin, then SIGTERMs, then SIGKILLs the whole process group (so wrappers such as
- * `sh -c` or `npx` leave nothing behind). Non-JSON lines on stdout are reported, not fatal: many servers
+ * a shutdown that ends stdin, then SIGTERMs, then SIGKILLs the child and its descendants (so wrappers such
+ * as `sh -c` or `npx` leave nothing behind). Non-JSON lines on stdout are reported, not fatal: many servers
  * print a banner there. Spawning is injected so tests and benches can count or fake it.
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { descendants, signalAll } from "./proctree.js";
 
 export type SpawnFn = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
 
@@ -31,23 +32,12 @@ const KILL_WAIT_MS = 1500;
 /** Every child a transport started and has not seen exit, so a dying host can still kill them. */
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
-  }
-}
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on("exit", () => {
-    for (const child of live) killGroup(child, "SIGKILL");
+    for (const child of live)
+      if (child.pid !== undefined) signalAll([child.pid, ...descendants(child.pid)], "SIGKILL");
   });
 }
 
@@ -93,8 +83,6 @@ export class ChildStdioTransport implements Transport {
       env: this.params.env,
       cwd: this.params.cwd,
       stdio: ["pipe", "pipe", "pipe"],
-      // Own process group, so close() can signal grandchildren too.
-      detached: process.platform !== "win32",
       windowsHide: true,
     });
     this.child = child;
@@ -199,8 +187,10 @@ export class ChildStdioTransport implements Transport {
 
   private async shutdown(): Promise<void> {
     const child = this.child;
-    if (!child) return;
-    const gone = () => this.exitInfo !== undefined || child.pid === undefined;
+    if (!child || child.pid === undefined) return;
+    // Taken now: once the child exits, its children are re-parented and can no longer be found.
+    const tree = [child.pid, ...descendants(child.pid)];
+    const gone = () => this.exitInfo !== undefined;
     const wait = (ms: number) =>
       Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, ms).unref())]);
     try {
@@ -210,15 +200,15 @@ export class ChildStdioTransport implements Transport {
     }
     if (!gone()) await wait(KILL_WAIT_MS);
     if (!gone()) {
-      killGroup(child, "SIGTERM");
+      signalAll(tree, "SIGTERM");
       await wait(KILL_WAIT_MS);
     }
     if (!gone()) {
-      killGroup(child, "SIGKILL");
+      signalAll(tree, "SIGKILL");
       await wait(KILL_WAIT_MS);
     }
-    // The leader may be gone while a grandchild in its group still runs.
-    killGroup(child, "SIGKILL");
+    // The leader may have exited politely while something it started still runs.
+    signalAll(tree.slice(1), "SIGKILL");
     this.pending = [];
   }
 
@@ -227,7 +217,7 @@ export class ChildStdioTransport implements Transport {
     const child = this.child;
     if (!child) return;
     this.closing ??= (async () => {
-      killGroup(child, "SIGKILL");
+      if (child.pid !== undefined) signalAll([child.pid, ...descendants(child.pid)], "SIGKILL");
       await Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, KILL_WAIT_MS).unref())]);
     })();
     return this.closing;

@@ -87,6 +87,20 @@ describe("fault servers", () => {
     expect(state(hub, "math").state).toBe("ready");
   });
 
+  it("a server behind a shell wrapper is ended with the wrapper", async () => {
+    // `; true` keeps sh from exec-ing node, so the server is a grandchild of the hub.
+    const script = `"${process.execPath}" "${FAULT_SERVER}"; true`;
+    const { hub, pids } = await start([], { command: "/bin/sh", args: ["-c", script] });
+    const server = (await hub.call("fault.pid", {})) as number;
+    expect(pids).not.toContain(server);
+    // Wedge the server: it ignores the end of stdin, and a SIGTERM to sh alone would orphan it.
+    const spinning = hub.call("spin", {}, { timeoutMs: 10_000 }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    await hub.close();
+    expect(await spinning).toBeInstanceOf(ToolError);
+    expect(await gone([...pids, server])).toEqual([]);
+  });
+
   it("a crash mid-call fails that call with SERVER_CRASHED, never replays it, and restarts on next use", async () => {
     const { hub, pids } = await start();
     const first = await hub.call("fault.pid", {});

@@ -1,0 +1,57 @@
+/**
+ * A child's descendants, found from /proc (Linux), so a server started through a wrapper (`sh -c`, `npx`)
+ * can be ended with everything it started. We do not put servers in their own session (setsid) for a
+ * group kill: under load that made every call slower (the kernel schedules each session as its own group).
+ * Elsewhere than Linux the list is empty and only the direct child is signalled.
+ */
+import { readFileSync, readdirSync } from "node:fs";
+
+function parentMap(): Map<number, number[]> {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return children;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // exited while we looked
+    }
+    // Fields after the command name (which may hold spaces and parentheses): state, ppid, ...
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(name));
+    children.set(ppid, list);
+  }
+  return children;
+}
+
+/** Every descendant pid of `pid` (children, grandchildren, ...), at this moment. */
+export function descendants(pid: number): number[] {
+  if (process.platform !== "linux") return [];
+  const children = parentMap();
+  const out: number[] = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length) {
+    const p = queue.shift()!;
+    out.push(p);
+    queue.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+/** Signal each pid; ones already gone are skipped. */
+export function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
