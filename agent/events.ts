@@ -1,5 +1,6 @@
 /** What the loop reports as it runs: the CLI's live trace and tests subscribe to these. */
 import type {
+  AgentReport,
   AgentSession,
   PerceptionSnapshot,
   PlanVersion,
@@ -16,4 +17,16 @@ export type LoopEvent =
   | { type: "log"; line: string }
   | { type: "tool_call"; record: ToolCallRecord }
   | { type: "step_end"; step: Step }
-  | { type: "session_end"; session: AgentSession };
+  | { type: "session_end"; session: AgentSession }
+  // Agent teams (agent/team.ts): a sub-agent called from CODE, its own loop's events, its report; handoffs.
+  | { type: "agent_start"; agent: string; session_id: string; parent_session_id: string; task: string }
+  | { type: "agent_event"; agent: string; session_id: string; event: LoopEvent }
+  | {
+      type: "agent_end";
+      agent: string;
+      session_id: string;
+      parent_session_id: string;
+      report: AgentReport;
+      tool_calls_used: number;
+    }
+  | { type: "handoff"; session_id: string; from: string; to: string; reason: string };

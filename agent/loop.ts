@@ -27,9 +27,9 @@ import {
   type Step,
   type ToolHost,
 } from "../core/index.js";
-import { decide, type DecisionInput, decisionPrompt } from "../decision/index.js";
+import type { DecisionInput } from "../decision/index.js";
 import type { GenerateResult, ModelProvider } from "../llm/types.js";
-import { perceive, perceptionPrompt, type PerceptionInput } from "../perception/index.js";
+import type { PerceptionInput } from "../perception/index.js";
 import { attemptsOf, budgetRules, firstStop, type StopRule } from "./budgets.js";
 import type { LoopEvent } from "./events.js";
 import { STOP_STATUS, questionText, type HumanChannel, type Question } from "../hil/index.js";
@@ -44,6 +44,7 @@ import {
   type Finding,
   type ToolRanker,
 } from "../heuristics/index.js";
+import { defaultDecision, defaultPerception, type LoopHooks } from "./hooks.js";
 import { approvalGate, ask, pendingQuestion, type HumanDeps } from "./human.js";
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
@@ -72,6 +73,8 @@ export interface LoopDeps {
   signal?: AbortSignal;
   /** Whether a local path exists, for the query guard (default: the file system). */
   exists?: (path: string) => boolean;
+  /** An agent team's phases, CODE namespaces and stops (agent/hooks.ts); absent for a plain session. */
+  hooks?: LoopHooks;
 }
 
 export interface RunOptions {
@@ -134,6 +137,25 @@ export class AgentLoop {
     this.deps.recorder.startSession(s);
     this.emit({ type: "session_start", session_id: s.session_id, query });
     return this.drive(s, { kind: "start" });
+  }
+
+  /**
+   * Continues a session another agent handed over (agent/handoff.ts): this agent decides the next step with
+   * everything so far in view and `guidance` (who handed over and why) as feedback.
+   */
+  async takeOver(session: AgentSession, guidance: string): Promise<AgentSession> {
+    const snapshot = session.snapshots.at(-1)?.snapshot;
+    if (!snapshot) throw new ConfigError(`session ${session.session_id} has nothing to hand over yet`);
+    const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+    const trigger = `handoff:step:${s.steps.length}`;
+    return this.drive(s, {
+      kind: "decide",
+      mode: "mid_session",
+      snapshot,
+      guidance,
+      reason: "next_step",
+      trigger,
+    });
   }
 
   /** Continues a session paused on a human (status awaiting_human): asks the pending question again. */
@@ -244,12 +266,14 @@ export class AgentLoop {
       case "run_code": {
         const { step } = next;
         const { guards } = this.deps.profile;
+        const namespaces = this.deps.hooks?.namespaces?.(s, step);
         if (guards.code) {
-          const g = guardCode(step.code ?? "", this.deps.host.tools());
+          const g = guardCode(step.code ?? "", this.deps.host.tools(), { namespaces });
           if (!g.ok) return this.rejectCode(run, step, g.findings);
         }
         const result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
           signal: this.deps.signal,
+          namespaces,
           onLog: (line: string) => this.emit({ type: "log", line }),
         });
         if (result.ok && guards.result) {
@@ -260,6 +284,11 @@ export class AgentLoop {
         step.execution_result = result;
         step.error = result.error;
         this.deps.recorder.saveStep(s.session_id, step);
+        const stop = await this.deps.hooks?.afterCode?.(s, step);
+        if (stop) {
+          this.finishStep(s, step, result.ok ? "completed" : "failed");
+          return this.end(s, stop.status, stop.answer, stop.reason);
+        }
         return { kind: "judge", step };
       }
       case "judge":
@@ -428,12 +457,13 @@ export class AgentLoop {
       history: s.steps,
       signal: this.deps.signal,
     };
+    const phase = this.deps.hooks?.perception ?? defaultPerception;
     const out = await this.track(
       s,
       "perception",
       this.deps.models.perception,
-      () => perceptionPrompt(full),
-      () => perceive(this.deps.models.perception, full),
+      () => phase.prompt(full),
+      () => phase.run(this.deps.models.perception, full),
     );
     const record = {
       index: s.snapshots.length,
@@ -466,12 +496,13 @@ export class AgentLoop {
       history: s.steps,
       signal: this.deps.signal,
     };
+    const phase = this.deps.hooks?.decision ?? defaultDecision;
     const out = await this.track(
       s,
       "decision",
       this.deps.models.decision,
-      () => decisionPrompt(full),
-      () => decide(this.deps.models.decision, full),
+      () => phase.prompt(full),
+      () => phase.run(this.deps.models.decision, full),
     );
     return out.decision;
   }
@@ -510,6 +541,7 @@ export class AgentLoop {
       s.usage.input_tokens += usage.input_tokens;
       s.usage.output_tokens += usage.output_tokens;
       s.usage.tokens += usage.input_tokens + usage.output_tokens;
+      s.usage.cost_usd += out.result.cost_usd ?? 0;
       this.deps.recorder.recordLlmCall(s.session_id, {
         role,
         provider: out.result.provider,
@@ -519,6 +551,7 @@ export class AgentLoop {
         output_tokens: usage.output_tokens,
         latency_ms: out.result.latency_ms,
         attempts: out.result.attempts,
+        cost_usd: out.result.cost_usd,
         prompt: out.prompt,
         raw_response: out.result.raw,
         value: out.result.value,

@@ -12,7 +12,7 @@ export function renderHits(hits: MemoryHit[]): string {
   const lines = hits.map((h) =>
     h.kind === "solution"
       ? `- solved before: "${clip(h.original_query, 200)}" → ${clip(h.final_answer ?? h.solution_summary, 300)}`
-      : `- warning: "${clip(h.original_query, 200)}" was tried and failed because ${clip(h.reason, 300)}`,
+      : `- warning: "${clip(h.original_query, 200)}" was ${clip(h.reason, 300)}`,
   );
   return `Past sessions like this one (memory; use them as hints, verify with tools):\n${lines.join("\n")}\n`;
 }

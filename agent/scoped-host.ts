@@ -18,8 +18,9 @@ export function scopedHost(host: ToolHost, now: () => number, iso: () => string)
       const startedAt = iso();
       const emit = (r: Omit<ToolCallRecord, "server" | "tool" | "started_at" | "latency_ms">) => {
         const record: ToolCallRecord = {
-          server: info?.server ?? name.split(".")[0] ?? "",
-          tool: info?.name ?? name,
+          // A tool this view does not list (a narrow agent's refused call) is still logged by its own name.
+          server: info?.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : ""),
+          tool: info?.name ?? name.slice(name.indexOf(".") + 1),
           started_at: startedAt,
           latency_ms: now() - started,
           ...r,

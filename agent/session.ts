@@ -28,7 +28,7 @@ export function newSession(
       solution_summary: "not ready yet",
       human_inputs: [],
     },
-    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0 },
+    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0, cost_usd: 0 },
     status: "running",
     ...extra,
   };
@@ -52,6 +52,7 @@ export function summarize(session: AgentSession): SessionSummary {
     llm_calls: session.usage.llm_calls,
     tool_calls: session.usage.tool_calls,
     tokens: session.usage.tokens,
+    cost_usd: Number(session.usage.cost_usd.toFixed(6)),
     duration_ms: session.usage.ms,
     human_inputs: session.state.human_inputs.length,
     status_reason: session.status_reason,

@@ -159,7 +159,15 @@ function synthetic(i: number, now: number): Synthetic {
       solution_summary: answer ?? "not ready yet",
       human_inputs: [],
     },
-    usage: { llm_calls: 3, input_tokens: 900, output_tokens: 200, tokens: 1100, tool_calls: 1, ms: 2100 },
+    usage: {
+      llm_calls: 3,
+      input_tokens: 900,
+      output_tokens: 200,
+      tokens: 1100,
+      tool_calls: 1,
+      ms: 2100,
+      cost_usd: 0,
+    },
     status,
     ...(status === "succeeded"
       ? {}

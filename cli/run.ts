@@ -66,8 +66,10 @@ export function printOutcome(s: AgentSession, json: boolean) {
     return;
   }
   const u = s.usage;
+  const cost = u.cost_usd > 0 ? ` · $${u.cost_usd.toFixed(4)}` : "";
   const figures = chalk.dim(
-    `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ${u.tool_calls} tool calls · ${u.tokens} tokens · ${(u.ms / 1000).toFixed(1)} s`,
+    `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ` +
+      `${u.tool_calls} tool calls · ${u.tokens} tokens${cost} · ${(u.ms / 1000).toFixed(1)} s`,
   );
   if (s.status === "succeeded") {
     process.stdout.write(`\n${chalk.green.bold("answer")} ${s.state.final_answer}\n${figures}\n`);
@@ -91,6 +93,34 @@ export function cancelOnSigint(): { signal: AbortSignal; dispose(): void } {
   };
   process.on("SIGINT", onSigint);
   return { signal: ac.signal, dispose: () => process.off("SIGINT", onSigint) };
+}
+
+/**
+ * The lines `pda chat` reads. Piped input: one reader, so no line is lost while a session runs. A terminal: a
+ * fresh prompt per line (with history), closed while the session runs, so a question from the agent (hil/)
+ * owns the keyboard alone. Ends at end of input, Ctrl-D, or Ctrl-C at the prompt.
+ */
+async function* chatLines(tty: boolean): AsyncGenerator<string> {
+  if (!tty) {
+    yield* createInterface({ input: process.stdin, terminal: false });
+    return;
+  }
+  const history: string[] = [];
+  for (;;) {
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: true,
+      history: [...history],
+    });
+    const closed = new Promise<null>((resolve) => rl.once("close", () => resolve(null)));
+    rl.once("SIGINT", () => rl.close());
+    const line = await Promise.race([rl.question(chalk.bold("› ")), closed]);
+    rl.close();
+    if (line === null) return;
+    if (line.trim()) history.unshift(line);
+    yield line;
+  }
 }
 
 export function registerRun(program: Command) {
@@ -122,24 +152,14 @@ export function registerRun(program: Command) {
     runCommand(async () => {
       const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
       const rt = await openRuntime(opts);
-      const rl = createInterface({
-        input: process.stdin,
-        output: process.stdout,
-        terminal: process.stdin.isTTY,
-        historySize: 200,
-      });
+      const tty = !!process.stdin.isTTY;
       const help =
         "type a request and press Enter; /help this text, /tools the tools, /exit (or Ctrl-D) to leave";
-      if (process.stdin.isTTY) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
+      if (tty) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
       let last = 0;
       try {
-        for (;;) {
-          let line: string;
-          try {
-            line = (await rl.question(process.stdin.isTTY ? chalk.bold("› ") : "")).trim();
-          } catch {
-            break; // closed input (Ctrl-D, end of piped stdin)
-          }
+        for await (const raw of chatLines(tty)) {
+          const line = raw.trim();
           if (!line) continue;
           if (line === "/exit" || line === "/quit") break;
           if (line === "/help") {
@@ -147,8 +167,9 @@ export function registerRun(program: Command) {
             continue;
           }
           if (line === "/tools") {
-            for (const t of rt.hub.tools())
+            for (const t of rt.hub.tools()) {
               process.stdout.write(`  ${t.qualified} ${chalk.dim(t.description.split("\n")[0] ?? "")}\n`);
+            }
             continue;
           }
           const sigint = cancelOnSigint();
@@ -161,7 +182,6 @@ export function registerRun(program: Command) {
           }
         }
       } finally {
-        rl.close();
         await rt.close();
       }
       return last;

@@ -25,7 +25,9 @@ export class ConfigError extends PdaError {
 
 /**
  * A model could not give a valid answer. Codes: MODEL_UNREACHABLE, MODEL_NO_KEY (exit 3), MODEL_RATE_LIMITED,
- * MODEL_TIMEOUT, MODEL_BLOCKED, MODEL_EMPTY, MODEL_TRUNCATED, MODEL_INVALID_OUTPUT, MODEL_HTTP, SCRIPT_EXHAUSTED.
+ * MODEL_TIMEOUT, MODEL_ABORTED, MODEL_BLOCKED, MODEL_EMPTY, MODEL_TRUNCATED, MODEL_INVALID_OUTPUT, MODEL_HTTP,
+ * MODEL_CHECKSUM (a downloaded model file did not match), SCRIPT_EXHAUSTED. A bad `--model` spec is a
+ * ConfigError with code MODEL_SPEC_INVALID.
  */
 export class ModelError extends PdaError {
   readonly retryable: boolean;

@@ -175,6 +175,8 @@ export const Usage = z.object({
   tokens: z.number().int().nonnegative(),
   tool_calls: z.number().int().nonnegative(),
   ms: z.number().nonnegative(),
+  /** Money spent on model calls, from the cost table in models.yaml (0 when the model has no price). */
+  cost_usd: z.number().nonnegative().default(0),
 });
 export type Usage = z.infer<typeof Usage>;
 
@@ -186,6 +188,47 @@ export const SessionState = z.object({
   human_inputs: z.array(HumanInput),
 });
 export type SessionState = z.infer<typeof SessionState>;
+
+/**
+ * What a sub-agent ends with (its result contract): success, a typed error_code from its agent's enum
+ * ("NONE" on success; "UNKNOWN" when it ended without a report), a reason, a result, and any extra fields its
+ * contract names.
+ */
+export const AgentReport = z.looseObject({
+  success: z.boolean(),
+  error_code: z.string(),
+  reason: z.string(),
+  result: z.unknown().optional(),
+});
+export type AgentReport = z.infer<typeof AgentReport>;
+
+/** One call of a sub-agent from a session's CODE (`agents.<name>(...)` or `agents.send(...)`). */
+export const AgentCallRecord = z.object({
+  agent: z.string(),
+  session_id: z.string(),
+  via: z.enum(["call", "send"]),
+  step_index: z.number().int().optional(),
+  success: z.boolean(),
+  error_code: z.string(),
+  reason: z.string(),
+  tool_calls_used: z.number().int().nonnegative(),
+  started_at: z.string(),
+  duration_ms: z.number().nonnegative(),
+  /** agents.send only: the caller stopped waiting (the sub-agent was cancelled). */
+  timed_out: z.boolean().optional(),
+});
+export type AgentCallRecord = z.infer<typeof AgentCallRecord>;
+
+/** Who held control of a session from which step on (handoffs hand it from one agent to another). */
+export const ControlRecord = z.object({
+  agent: z.string(),
+  /** Index of the first step this agent took (AgentSession.steps.length when it got control). */
+  since_step: z.number().int().min(0),
+  at: z.string(),
+  from: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type ControlRecord = z.infer<typeof ControlRecord>;
 
 export const SESSION_SCHEMA_VERSION = 1;
 
@@ -209,6 +252,12 @@ export const AgentSession = z.object({
   pending_human: z.record(z.string(), z.unknown()).optional(),
   parent_session_id: z.string().optional(),
   agent: z.string().optional(),
+  /** A sub-agent's session: the typed report it ended with (absent when it ended without one). */
+  report: AgentReport.optional(),
+  /** The sub-agents this session's CODE called, in the order they ended. */
+  agent_calls: z.array(AgentCallRecord).optional(),
+  /** Who held control when, for sessions run by an agent team (a handoff adds an entry). */
+  control: z.array(ControlRecord).optional(),
 });
 export type AgentSession = z.infer<typeof AgentSession>;
 
@@ -222,6 +271,7 @@ export const SessionSummary = z.object({
   llm_calls: z.number().int(),
   tool_calls: z.number().int(),
   tokens: z.number().int(),
+  cost_usd: z.number(),
   duration_ms: z.number(),
   human_inputs: z.number().int(),
   status_reason: z.string().optional(),
@@ -249,6 +299,7 @@ export const LlmCallRecord = z.object({
   output_tokens: z.number().int().nonnegative(),
   latency_ms: z.number().nonnegative(),
   attempts: z.number().int().min(1),
+  cost_usd: z.number().nonnegative().optional(),
   /** The prompt as sent (system + user), for inspection. */
   prompt: z.string(),
   /** The raw text the model returned on the last attempt. */

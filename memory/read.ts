@@ -148,6 +148,8 @@ function loggedUsage(db: Database.Database, row: SessionRow): Usage {
     output_tokens: out,
     tokens: inp + out,
     tool_calls: tools.n,
+    // The cost of a session still running is only known from its JSON, written when it ends.
+    cost_usd: 0,
     ms: Math.max(0, Date.parse(row.updated_at) - Date.parse(row.created_at)),
   };
 }
@@ -256,7 +258,7 @@ export function loadSession(db: Database.Database, idOrPrefix: string): AgentSes
   return parseRecord(AgentSession, JSON.stringify(session), where);
 }
 
-const LIST_COLUMNS = `s.*,
+export const LIST_COLUMNS = `s.*,
   (SELECT count(*) FROM steps WHERE session_id = s.id) AS step_count,
   CASE WHEN s.finished_at IS NULL THEN (SELECT count(*) FROM llm_calls WHERE session_id = s.id) ELSE s.llm_calls END AS llm_n,
   CASE WHEN s.finished_at IS NULL
@@ -264,14 +266,14 @@ const LIST_COLUMNS = `s.*,
     ELSE s.tokens END AS tokens_n,
   CASE WHEN s.finished_at IS NULL THEN (SELECT count(*) FROM tool_calls WHERE session_id = s.id) ELSE s.tool_calls END AS tool_n`;
 
-interface ListRow extends SessionRow {
+export interface ListRow extends SessionRow {
   step_count: number;
   llm_n: number;
   tokens_n: number;
   tool_n: number;
 }
 
-function listItem(row: ListRow): SessionListItem {
+export function listItem(row: ListRow): SessionListItem {
   const unfinished = row.finished_at === null;
   return {
     session_id: row.id,
@@ -508,7 +510,18 @@ export function timeline(db: Database.Database, idOrPrefix: string): Timeline {
           tokens: row.tokens,
           tool_calls: row.tool_calls,
           ms: row.duration_ms,
+          cost_usd: costOf(row.session_json),
         }
       : loggedUsage(db, row);
   return { session, usage, events: events.map((e) => e.event) };
+}
+
+/** Money spent, from the session JSON written when it ended (0 for sessions logged before costs were kept). */
+function costOf(sessionJson: string): number {
+  try {
+    const cost = (JSON.parse(sessionJson) as { usage?: { cost_usd?: unknown } }).usage?.cost_usd;
+    return typeof cost === "number" ? cost : 0;
+  } catch {
+    return 0;
+  }
 }

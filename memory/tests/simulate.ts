@@ -60,7 +60,7 @@ export function simulateSession(rec: SessionRecorder, spec: SimSpec): AgentSessi
       solution_summary: "not ready yet",
       human_inputs: [],
     },
-    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0 },
+    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0, cost_usd: 0 },
     status: "running",
     agent: "simulated",
   };
