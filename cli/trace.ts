@@ -47,5 +47,20 @@ export function traceLine(e: LoopEvent, verbose = false): string | null {
     }
     case "session_end":
       return null;
+    case "agent_start":
+      return `    ${chalk.cyan(`⇢ agent ${e.agent}`)} ${chalk.dim(e.session_id.slice(0, 8))} ${clip(e.task, verbose ? 400 : 120)}`;
+    case "agent_event": {
+      // A sub-agent's own trace, indented under the step that called it.
+      if (e.event.type === "session_start" || e.event.type === "session_end") return null;
+      const inner = traceLine(e.event, verbose);
+      return inner && inner.replace(/^/gm, `    ${chalk.dim(`${e.agent} │`)} `);
+    }
+    case "agent_end": {
+      const r = e.report;
+      const code = r.success ? chalk.green(r.error_code) : chalk.red(r.error_code);
+      return `    ${chalk.cyan(`⇠ agent ${e.agent}`)} ${code} ${clip(r.reason, verbose ? 400 : 160)} ${chalk.dim(`(${e.tool_calls_used} tool calls)`)}`;
+    }
+    case "handoff":
+      return `${chalk.magenta(`handoff ${e.from} → ${e.to}`)} ${clip(e.reason, 200)}`;
   }
 }

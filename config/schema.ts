@@ -67,6 +67,8 @@ export const Profile = z
       .default([]),
     /** Memory hits shown to perception and decision. */
     memory_hits: z.number().int().min(0).default(3),
+    /** An agent from agents.yaml that holds the conversation (its sub-agents and handoffs come with it). */
+    agent: z.string().min(1).optional(),
   })
   .strict();
 export type Profile = z.infer<typeof Profile>;

@@ -204,8 +204,10 @@ function errorField(value: unknown): string | undefined {
 }
 
 function detail(v: Record<string, unknown>): string {
+  // A typed code (a sub-agent's report) is what the next decision routes on: keep it in the message.
+  const code = typeof v.error_code === "string" && v.error_code ? `, error_code ${v.error_code}` : "";
   const m = v.message ?? v.reason ?? v.detail;
-  return typeof m === "string" && m ? `, "${firstLine(m)}"` : "";
+  return code + (typeof m === "string" && m ? `, "${firstLine(m)}"` : "");
 }
 
 /** "NaN at .a[2]"-style description of the first non-finite number inside the value. */

@@ -95,7 +95,9 @@ export function loadModelsConfig(dir: string): ModelsFile {
 
 /** The settings for one role: defaults, then the role's overrides. */
 export function roleSettings(config: ModelsFile, role: string): CallSettings {
-  return { ...config.defaults, ...stripUndefined(config.roles[role] ?? {}) };
+  // A sub-agent's role "pick.decision" starts from "decision" and may have its own entry on top.
+  const base = role.includes(".") ? config.roles[role.slice(role.lastIndexOf(".") + 1)] : undefined;
+  return { ...config.defaults, ...stripUndefined(base ?? {}), ...stripUndefined(config.roles[role] ?? {}) };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -297,6 +297,10 @@ export function roleSpec(
   if (cliModel) return { spec: cliModel, source: "--model" };
   const roleModel = config.roles[role]?.model;
   if (roleModel) return { spec: roleModel, source: `models.yaml roles.${role}.model` };
+  // A sub-agent's role "pick.decision" falls back to the model of "decision".
+  const base = role.includes(".") ? role.slice(role.lastIndexOf(".") + 1) : undefined;
+  const baseModel = base ? config.roles[base]?.model : undefined;
+  if (baseModel) return { spec: baseModel, source: `models.yaml roles.${base}.model` };
   if (config.defaults.model) return { spec: config.defaults.model, source: "models.yaml defaults.model" };
   return { spec: defaultChoice.spec, source: `default: ${defaultChoice.reason}` };
 }

@@ -4,3 +4,4 @@ export { MIGRATIONS, SCHEMA_VERSION, type Migration } from "./migrations.js";
 export { DEFAULT_LIMITS, type SanitizeLimits } from "./sanitize.js";
 export { describeReliability } from "./stats.js";
 export * from "./schemas.js";
+export { AgentToolStat } from "./agents.js";

@@ -18,6 +18,7 @@ import {
   type ToolCallRecord,
 } from "../core/index.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
+import * as agents from "./agents.js";
 import * as batch from "./batch.js";
 import * as read from "./read.js";
 import { DEFAULT_LIMITS, Sanitizer, byteLength, collectSecrets, type SanitizeLimits } from "./sanitize.js";
@@ -272,6 +273,16 @@ export class SessionStore implements SessionRecorder {
 
   toolStats(options?: ToolStatsOptions): ToolStat[] {
     return toolStats(this.db, options);
+  }
+
+  /** The sessions this session's sub-agents ran (parent_session_id = its id), oldest first. */
+  childSessions(idOrPrefix: string): SessionListItem[] {
+    return agents.childSessions(this.db, read.resolveSessionId(this.db, idOrPrefix));
+  }
+
+  /** Tool statistics per agent (since an ISO time; default all). */
+  agentToolStats(since?: string): agents.AgentToolStat[] {
+    return agents.agentToolStats(this.db, since);
   }
 
   mostAndLeastReliable(n: number, options?: { since?: string; minCalls?: number }): Reliability {

@@ -1,0 +1,49 @@
+/**
+ * An agent's narrow view of the hub. The loop sees only the allowed tools (prompts, ranking, code guard), so
+ * the model is never offered the others. The sandbox still binds every tool name (sandboxView), so a call
+ * that slips past the guard — `callTool(name)` with a computed name — reaches the narrow host and is refused
+ * there with a ToolError TOOL_NOT_ALLOWED, logged in the agent's session like any failed call.
+ */
+import type { runCode } from "../action/index.js";
+import { ToolError, type ToolHost, type ToolInfo } from "../core/index.js";
+import { toolAllowed } from "./config.js";
+
+function resolveTool(host: ToolHost, name: string): ToolInfo | undefined {
+  return host.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
+}
+
+export function narrowHost(host: ToolHost, agent: string, patterns: readonly string[]): ToolHost {
+  const allowed = () => host.tools().filter((t) => toolAllowed(patterns, t));
+  return {
+    tools: allowed,
+    onCall: (listener) => host.onCall(listener),
+    call(name, args, options) {
+      const info = resolveTool(host, name);
+      if (info && !toolAllowed(patterns, info)) {
+        const list = allowed().map((t) => t.qualified);
+        return Promise.reject(
+          new ToolError(
+            "TOOL_NOT_ALLOWED",
+            info.qualified,
+            `${info.qualified} is not one of agent "${agent}"'s tools (it may use: ${list.join(", ") || "none"})`,
+          ),
+        );
+      }
+      return host.call(name, args, options);
+    },
+  };
+}
+
+/**
+ * The sandbox for a narrow agent: tool names resolve against the whole hub (`all`), calls go through the
+ * agent's own host (the loop's per-session view of narrowHost), which refuses the tools it does not allow.
+ */
+export function narrowExecute(execute: typeof runCode, all: () => ToolInfo[]): typeof runCode {
+  return (code, host, limits, options) =>
+    execute(
+      code,
+      { tools: all, call: (n, a, o) => host.call(n, a, o), onCall: (l) => host.onCall(l) },
+      limits,
+      options,
+    );
+}

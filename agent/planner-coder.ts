@@ -1,0 +1,143 @@
+/**
+ * The decision split in two, MALMM-style: a planner writes plan_text and chooses the step (with a brief for
+ * CODE steps), a coder writes that step's JavaScript. The loop sees one DecisionOutput; the log keeps one
+ * decision call whose prompt and raw reply hold both turns, and whose usage is their sum.
+ */
+import { z } from "zod";
+import { DecisionOutput, StepType } from "../core/index.js";
+import { renderTools, type DecisionInput, type DecisionResult } from "../decision/index.js";
+import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import { decisionPrompt } from "../decision/index.js";
+import { renderHistory, renderPlan, renderPrompt } from "../prompts/index.js";
+import type { DecisionPhase, PromptText } from "./hooks.js";
+import { withSection } from "./phases.js";
+
+export const PlannerOutput = z
+  .object({
+    plan_text: z.array(z.string()).min(1).describe("The plan, one line per step, e.g. 'Step 0: ...'"),
+    step_index: z.number().int().min(0).describe("Index into plan_text of the step to take now"),
+    description: z.string().describe("What this step does"),
+    type: StepType.describe("CODE to run tools, CONCLUDE to answer, NOP to ask the human"),
+    brief: z.string().optional().describe("CODE: what the coder's code must do and return"),
+    conclusion: z.string().optional().describe("CONCLUDE: the final answer"),
+    question: z.string().optional().describe("NOP: the question for the human"),
+  })
+  .superRefine((d, ctx) => {
+    const need = { CODE: "brief", CONCLUDE: "conclusion", NOP: "question" } as const;
+    const field = need[d.type];
+    if (!d[field]?.trim())
+      ctx.addIssue({
+        code: "custom",
+        path: [field],
+        message: `a ${d.type} step needs a non-empty "${field}"`,
+      });
+    if (d.step_index >= d.plan_text.length)
+      ctx.addIssue({
+        code: "custom",
+        path: ["step_index"],
+        message: `step_index ${d.step_index} is past the end of plan_text (${d.plan_text.length} lines)`,
+      });
+  });
+export type PlannerOutput = z.infer<typeof PlannerOutput>;
+
+export const CoderOutput = z.object({
+  code: z.string().min(1).describe("The step's JavaScript; 'return' its result"),
+});
+
+export interface PlannerCoderModels {
+  planner: ModelProvider;
+  coder: ModelProvider;
+}
+
+function plannerPrompt(input: DecisionInput, section: string): PromptText {
+  const system = renderPrompt("agents/planner", {
+    tools: renderTools(input.tools),
+    tool_stats: input.toolStats,
+  });
+  // The request, perception, plan and history as the single decision sees them.
+  return withSection({ system, prompt: decisionPrompt(input).prompt }, section);
+}
+
+function coderPrompt(input: DecisionInput, plan: PlannerOutput, section: string): PromptText {
+  const system = renderPrompt("agents/coder", { tools: renderTools(input.tools) });
+  const prompt = renderPrompt("agents/coder_step", {
+    query: input.query,
+    plan: renderPlan({
+      version: 1,
+      plan_text: plan.plan_text,
+      steps: [],
+      reason: "initial",
+      triggered_by: "",
+      created_at: "",
+    }),
+    history: renderHistory(input.history ?? []),
+    step_index: String(plan.step_index),
+    description: plan.description,
+    brief: plan.brief ?? "",
+    guidance: input.guidance ? `Feedback on the last attempt: ${input.guidance}` : "",
+  });
+  return withSection({ system, prompt }, section);
+}
+
+function merged(
+  value: DecisionOutput,
+  a: GenerateResult<unknown>,
+  b: GenerateResult<unknown>,
+): GenerateResult<DecisionOutput> {
+  const join = (x: string, y: string) => (x === y ? x : `${x}+${y}`);
+  const cost =
+    a.cost_usd === undefined && b.cost_usd === undefined ? undefined : (a.cost_usd ?? 0) + (b.cost_usd ?? 0);
+  return {
+    value,
+    raw: `planner: ${a.raw}\ncoder: ${b.raw}`,
+    usage: {
+      input_tokens: a.usage.input_tokens + b.usage.input_tokens,
+      output_tokens: a.usage.output_tokens + b.usage.output_tokens,
+    },
+    latency_ms: a.latency_ms + b.latency_ms,
+    attempts: a.attempts + b.attempts,
+    provider: join(a.provider, b.provider),
+    model: join(a.model, b.model),
+    retries: (a.retries ?? 0) + (b.retries ?? 0),
+    ...(cost === undefined ? {} : { cost_usd: cost }),
+  };
+}
+
+/** `section`: the agent's own system text (role, callable agents), shown to both planner and coder. */
+export function plannerCoderPhase(models: PlannerCoderModels, section = ""): DecisionPhase {
+  return {
+    prompt: (input) => plannerPrompt(input, section),
+    async run(_model, input): Promise<DecisionResult> {
+      const p = plannerPrompt(input, section);
+      const planned = await models.planner.generate({
+        role: "planner",
+        system: p.system,
+        prompt: p.prompt,
+        schema: PlannerOutput,
+        schemaName: "PlannerOutput",
+        signal: input.signal,
+      });
+      const plan: Partial<PlannerOutput> = { ...planned.value };
+      delete plan.brief;
+      if (plan.type !== "CODE") {
+        const decision = DecisionOutput.parse(plan);
+        return { decision, result: { ...planned, value: decision }, prompt: `${p.system}\n${p.prompt}` };
+      }
+      const c = coderPrompt(input, planned.value, section);
+      const coded = await models.coder.generate({
+        role: "coder",
+        system: c.system,
+        prompt: c.prompt,
+        schema: CoderOutput,
+        schemaName: "CoderOutput",
+        signal: input.signal,
+      });
+      const decision = DecisionOutput.parse({ ...plan, code: coded.value.code });
+      return {
+        decision,
+        result: merged(decision, planned, coded),
+        prompt: `${p.system}\n${p.prompt}\n\n--- coder ---\n${c.system}\n${c.prompt}`,
+      };
+    },
+  };
+}
