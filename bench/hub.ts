@@ -2,7 +2,7 @@
  * Hub overhead: latency of math.add through MultiMCP next to the raw MCP SDK Client on the same server
  * (stdio), measured in the same run, sequentially and with 16 calls in flight; plus, for contrast, the
  * original system's design of one process per call. Prints JSON.
- *   node dist/bench/hub.js [--calls 1000] [--spawn-calls 20]
+ *   node dist/bench/hub.js [--calls 1000] [--rounds 20] [--spawn-calls 20]
  * Raw and hub blocks alternate in rounds so machine load hits both alike.
  */
 import { loadavg } from "node:os";
@@ -12,11 +12,13 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { distPath } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 
-const { values } = parseArgs({ options: { calls: { type: "string" }, "spawn-calls": { type: "string" } } });
+const { values } = parseArgs({
+  options: { calls: { type: "string" }, "spawn-calls": { type: "string" }, rounds: { type: "string" } },
+});
 const CALLS = Number(values.calls ?? 1000);
 const SPAWN_CALLS = Number(values["spawn-calls"] ?? 20);
 const IN_FLIGHT = 16;
-const ROUNDS = 5;
+const ROUNDS = Number(values.rounds ?? 20);
 const MATH = distPath("mcp_servers/math/server.js");
 
 type Call = (i: number) => Promise<unknown>;
