@@ -2,11 +2,19 @@
 export { RobotEnv, type ResetResult, type FinishResult, type EpisodeRecord } from "./env.js";
 export { RobotError, type RobotErrorCode } from "./errors.js";
 export { GRIPPER, WORKSPACE } from "./gripper.js";
-export { loadRapier, rapierLoaded } from "./physics.js";
+export { loadRapier, rapierLoaded, PhysicsScene } from "./physics.js";
 export { PALETTE, BLOCK_COLOURS, type ColourName, type ObjectType } from "./objects.js";
 export { VIEWS, type View } from "./render/index.js";
 export * from "./schemas.js";
-export { TASKS, TASK_NAMES, getTask, variationForSeed, type TaskDef, type Goal } from "./tasks/index.js";
+export {
+  TASKS,
+  TASK_NAMES,
+  buildTask,
+  getTask,
+  variationForSeed,
+  type TaskDef,
+  type Goal,
+} from "./tasks/index.js";
 export {
   EXPERTS,
   envApi,

@@ -6,7 +6,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { RobotEnv } from "./env.js";
+import type { RobotEnv } from "./env.js";
 import { RobotError } from "./errors.js";
 import { GRIPPER, WORKSPACE } from "./gripper.js";
 import { VIEWS } from "./render/index.js";
@@ -88,6 +88,8 @@ export function registerRobotTools(
     },
     async ({ task, seed, variation }) => {
       if (!env) {
+        // The environment (and with it the physics engine) loads on the first reset: a fast start.
+        const { RobotEnv } = await import("./env.js");
         env = await RobotEnv.create(settings);
         hooks.onEnv?.(env);
       }
