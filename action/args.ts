@@ -151,15 +151,17 @@ function describe(e: ErrorObject): string {
 
 /**
  * The arguments of one call (decoded sandbox values) → validated named JSON arguments with defaults, or a
- * ToolError TOOL_INVALID_ARGS whose message names the field and shows the signature.
+ * ToolError TOOL_INVALID_ARGS whose message names the field and shows the signature. `plainJson`: the
+ * arguments came as JSON without any tag, so they are JSON already and need no conversion.
  */
-export function toolArguments(tool: ToolInfo, args: unknown[]): Record<string, unknown> {
+export function toolArguments(tool: ToolInfo, args: unknown[], plainJson = false): Record<string, unknown> {
   const name = tool.qualified;
   const names = parameterNames(tool);
+  const convert = (v: unknown, path: string) => (plainJson ? v : toJson(v, path, name));
   let named: Record<string, unknown>;
   const first = args[0];
   if (args.length === 1 && isPlainObject(first) && !isWholeValueOfOnlyParam(tool, first)) {
-    named = toJson(first, "", name) as Record<string, unknown>;
+    named = convert(first, "") as Record<string, unknown>;
   } else {
     if (args.length > names.length) {
       throw new ToolError(
@@ -170,7 +172,15 @@ export function toolArguments(tool: ToolInfo, args: unknown[]): Record<string, u
     }
     named = {};
     args.forEach((v, i) => {
-      if (v !== undefined) named[names[i]!] = toJson(v, names[i]!, name);
+      const key = names[i]!;
+      if (v === undefined) return;
+      // defineProperty: a schema may name a parameter "__proto__"; it must stay a plain own key.
+      Object.defineProperty(named, key, {
+        value: convert(v, key),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     });
   }
   const check = tool.inputSchema ? validator(tool.inputSchema) : null;

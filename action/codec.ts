@@ -97,7 +97,15 @@ function encodeReplacer(this: unknown, key: string, value: unknown): unknown {
 
 /** Host value → tagged JSON text. Throws TypeError on a cycle. */
 export function encode(value: unknown): string {
-  return JSON.stringify({ v: value }, encodeReplacer).slice(5, -1);
+  // Most tool results are a bare number or string: no replacer needed.
+  if (
+    typeof value === "string" ||
+    typeof value === "boolean" ||
+    (typeof value === "number" && Number.isFinite(value))
+  ) {
+    return JSON.stringify(value);
+  }
+  return JSON.stringify(value, encodeReplacer);
 }
 
 function base64Bytes(b64: string): Uint8Array {

@@ -2,22 +2,27 @@
  * The JavaScript that runs inside each fresh QuickJS context before the step's code: it binds the tool
  * functions, `ToolError`, `parallel`, `callTool` and `console`, and implements the sandbox half of the value
  * codec (codec.ts is the host half). It is evaluated as one function expression and called with the host's
- * four functions and a JSON config; it returns `{ start, settle }` to the host and stores nothing of the host
+ * functions and a JSON config; it returns `{ start, exchange }` to the host and stores nothing of the host
  * where the step's code can reach it (the host functions live only in this closure).
  *
- * Host functions (arguments are strings and numbers only):
- *   call(kind, name, argsJson) → id   kind 0: a tool by qualified or plain name; 1: a namespace function
- *   log(level, text)                  one console line, already cut to the log budget
- *   suggest(name) → "a, b, c"         closest known names, for error messages
- *   done(status, text)                1: the step returned (tagged JSON); 0: it threw (error JSON);
- *                                     2: the encoded value was too large (text = its length)
- * Host → sandbox: settle(id, ok, text): the call `id` finished; ok → tagged JSON value, else error JSON.
+ * Host functions (arguments are strings and numbers only; none is on the per-call path):
+ *   log(level, text)          one console line, already cut to the log budget
+ *   suggest(name) → "a, b"    closest known names, for error messages
+ *   limit(name)               the step called past max_tool_calls: the host ends it
+ *   done(status, text)        1: the step returned (tagged JSON); 0: it threw (error JSON);
+ *                             2: the encoded value was too large (text = its length)
+ * Host → sandbox: exchange(results) → requests. Tool calls wait in an outbox until the host collects them
+ * (once the sandbox is idle), which keeps the per-call crossings few and cheap (fast.ts).
+ *   results:  entries "id \x01 ok(1|0) \x01 payload" joined by \x02 (payload: tagged JSON, or error JSON)
+ *   requests: entries "id \x01 kind(0 tool|1 namespace) \x01 JSON name \x01 tagged JSON arguments array"
+ * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
+ * \x00 because the strings cross as C strings.
  */
 export const PRELUDE_FILE = "pda-prelude.js";
 
 export const PRELUDE = String.raw`(function (host, configText) {
 "use strict";
-const hostCall = host.call, hostLog = host.log, hostSuggest = host.suggest, hostDone = host.done;
+const hostLog = host.log, hostSuggest = host.suggest, hostLimit = host.limit, hostDone = host.done;
 // Intrinsics captured before the step's code runs, so code that patches them only breaks itself.
 const G = globalThis, O = Object, A = Array, _apply = Reflect.apply, _get = Reflect.get, _Promise = Promise;
 const _from = Array.from, _reject = Promise.reject.bind(Promise), _arraySlice = Array.prototype.slice;
@@ -26,7 +31,8 @@ const _stringify = JSON.stringify, _parse = JSON.parse, _keys = O.keys, _entries
 const _defineProperty = O.defineProperty, _isArray = A.isArray, _isView = ArrayBuffer.isView;
 const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString = O.prototype.toString;
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
-const _split = String.prototype.split;
+const _split = String.prototype.split, _join = Array.prototype.join;
+const _getProto = O.getPrototypeOf;
 const config = _parse(configText);
 const TAG = "$pda", ESC = /^\$+pda$/;
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -103,9 +109,30 @@ function replacer(key, value) {
   for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? "$" + keys[i] : keys[i], value[keys[i]]);
   return out;
 }
+// True for values JSON carries exactly (finite numbers, strings, booleans, null, and plain arrays/objects of
+// them with ordinary keys), which need no replacer: the common case of tool arguments, made cheap.
+function plain(v, depth) {
+  switch (typeof v) {
+    case "string": case "boolean": return true;
+    case "number": return isFinite(v);
+    case "object": break;
+    default: return false;
+  }
+  if (v === null) return true;
+  if (depth > 3) return false;
+  if (_isArray(v)) {
+    if (v.length > 64) return false;
+    for (let i = 0; i < v.length; i++) if (!(i in v) || !plain(v[i], depth + 1)) return false;
+    return true;
+  }
+  if (_getProto(v) !== O.prototype) return false;
+  const keys = _keys(v);
+  if (keys.length > 64) return false;
+  for (let i = 0; i < keys.length; i++) if (_apply(_test, ESC, [keys[i]]) || !plain(v[keys[i]], depth + 1)) return false;
+  return true;
+}
 function encode(value) {
-  const text = _stringify({ v: value }, replacer);
-  return _apply(_slice, text, [5, -1]);
+  return plain(value, 0) ? _stringify(value) : _stringify(value, replacer);
 }
 
 const TYPED = { Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
@@ -169,14 +196,19 @@ class ToolError extends Error {
 
 // Calls in flight: id → [resolve, reject]. A null-prototype object needs no methods the code could patch.
 const pending = O.create(null);
-function invoke(kind, name, args) {
+const outbox = [];
+let nextId = 0, toolCalls = 0;
+function invoke(kind, jsonName, name, args) {
+  // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
+  if (kind === 0 && ++toolCalls > config.maxToolCalls) hostLimit(name);
   let json;
   try {
     json = encode(args);
   } catch (e) {
     return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }
-  const id = hostCall(kind, name, json);
+  const id = ++nextId;
+  outbox[outbox.length] = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
@@ -192,13 +224,27 @@ function settle(id, ok, text) {
   try { value = decode(text); } catch (e) { p[1](e); return; }
   p[0](value);
 }
+function exchange(results) {
+  if (results.length > 0) {
+    const entries = _apply(_split, results, ["\x02"]);
+    for (let i = 0; i < entries.length; i++) {
+      const f = _apply(_split, entries[i], ["\x01"]);
+      settle(+f[0], f[1] === "1", f[2]);
+    }
+  }
+  if (outbox.length === 0) return "";
+  const requests = _apply(_join, outbox, ["\x02"]);
+  outbox.length = 0;
+  return requests;
+}
 
 function suggestion(name) {
   const s = hostSuggest(name);
   return s ? "; closest: " + s : "";
 }
 function toolFunction(kind, qualified, name) {
-  const f = function () { return invoke(kind, qualified, _from(arguments)); };
+  const jsonName = _stringify(qualified);
+  const f = function (...args) { return invoke(kind, jsonName, qualified, args); };
   _defineProperty(f, "name", { value: name });
   return f;
 }
@@ -242,8 +288,9 @@ function parallel(tasks) {
   if (!_isArray(tasks)) return _reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
   return _all(tasks.map(function (t) { return typeof t === "function" ? t() : t; }));
 }
-function callTool(name) {
-  return invoke(0, _String(name), _apply(_arraySlice, arguments, [1]));
+function callTool(name, ...args) {
+  const n = _String(name);
+  return invoke(0, _stringify(n), n, args);
 }
 
 function fmt(v, budget, depth, seen) {
@@ -368,5 +415,5 @@ bindGlobal("ToolError", ToolError);
 bindGlobal("parallel", parallel);
 bindGlobal("callTool", callTool);
 _defineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
-return { start, settle };
+return { start, exchange };
 })`;

@@ -16,8 +16,9 @@ import {
   type ToolInfo,
 } from "../core/index.js";
 import { toolArguments } from "./args.js";
-import { decode, encode } from "./codec.js";
+import { TAG, decode, encode } from "./codec.js";
 import { acquireEngine, heapExhausted, releaseEngine, type Engine } from "./engine.js";
+import { FastLane } from "./fast.js";
 import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
 import { PRELUDE, PRELUDE_FILE } from "./prelude.js";
 
@@ -72,7 +73,6 @@ class StepRun {
   private logBytes = 0;
   private readonly calls: ToolCallRecord[] = [];
   private callCount = 0;
-  private nextId = 0;
   private readonly pending = new Map<number, Pending>();
   private ready: Ready[] = [];
   private fatal?: StepError;
@@ -86,7 +86,8 @@ class StepRun {
   private rt?: QuickJSRuntime;
   private ctx?: QuickJSContext;
   private readonly handles: QuickJSHandle[] = [];
-  private settleFn?: QuickJSHandle;
+  private exchangeFn?: QuickJSHandle;
+  private fast?: FastLane;
 
   constructor(
     private readonly host: ToolHost,
@@ -140,9 +141,9 @@ class StepRun {
     const preludeFn = this.evaluate(PRELUDE, PRELUDE_FILE);
     if (!preludeFn) return false;
     const hostObj = this.keep(ctx.newObject());
-    this.hostFunction(hostObj, "call", (kind, name, json) =>
-      ctx.newNumber(this.startCall(ctx.getNumber(kind), ctx.getString(name), ctx.getString(json))),
-    );
+    this.hostFunction(hostObj, "limit", (name) => {
+      this.fatal ??= this.toolLimitError(ctx.getString(name));
+    });
     this.hostFunction(hostObj, "log", (level, text) => this.log(ctx.getString(level), ctx.getString(text)));
     this.hostFunction(hostObj, "suggest", (name) =>
       ctx.newString(closestNames(ctx.getString(name), this.knownNames()).join(", ")),
@@ -154,7 +155,8 @@ class StepRun {
     const api = this.call(preludeFn, ctx.undefined, hostObj, config);
     if (!api) return false;
     const start = this.keep(ctx.getProp(api, "start"));
-    this.settleFn = this.keep(ctx.getProp(api, "settle"));
+    this.exchangeFn = this.keep(ctx.getProp(api, "exchange"));
+    this.fast = new FastLane(this.engine!.module, rt, ctx);
 
     const compiled = ctx.evalCode(`(async function () {\n${code}\n})`, CODE_FILE, { type: "global" });
     if (compiled.error) {
@@ -189,6 +191,7 @@ class StepRun {
       ns,
       maxLogChars: this.limits.max_log_bytes,
       maxResultChars: this.limits.max_result_bytes,
+      maxToolCalls: this.limits.max_tool_calls,
       // A QuickJS value takes 8 bytes in a wasm32 array: no real array of this step is longer.
       maxArrayLength: Math.floor(this.limits.memory_bytes / 8),
     };
@@ -255,10 +258,13 @@ class StepRun {
 
   private async loop(): Promise<void> {
     for (;;) {
-      this.deliver();
+      this.exchange();
       if (this.fatal) return;
-      this.runJobs();
-      if (this.fatal) return;
+      if (this.fast!.jobsPending()) {
+        this.runJobs();
+        if (this.fatal) return;
+        continue;
+      }
       if (this.ready.length > 0) continue;
       if (this.pending.size === 0) {
         if (!this.finished) {
@@ -293,34 +299,42 @@ class StepRun {
     };
   }
 
-  /** Settle the calls that finished: each resolves or rejects its promise inside the sandbox. */
-  private deliver(): void {
-    const ctx = this.ctx!;
-    while (this.ready.length > 0 && !this.fatal) {
-      const batch = this.ready;
-      this.ready = [];
-      for (const r of batch) {
-        const id = ctx.newNumber(r.id);
-        const ok = r.ok ? ctx.true : ctx.false;
-        const text = ctx.newString(r.text);
-        const out = ctx.callFunction(this.settleFn!, ctx.undefined, id, ok, text);
-        id.dispose();
-        text.dispose();
-        if (out.error) {
-          this.vmError(out.error);
-          out.error.dispose();
-          return;
-        }
-        out.value.dispose();
+  /**
+   * One crossing each way: the calls that finished are settled inside the sandbox (their promises resolve or
+   * reject), and the calls the code made since the last exchange are collected and started.
+   */
+  private exchange(): void {
+    const results = this.ready.map((r) => `${r.id}\x01${r.ok ? 1 : 0}\x01${r.text}`).join("\x02");
+    this.ready = [];
+    const out = this.fast!.callText(this.exchangeFn!, results);
+    if (out.error) {
+      this.vmError(out.error);
+      out.error.dispose();
+      return;
+    }
+    if (!out.text) return;
+    for (const request of out.text.split("\x02")) {
+      const [id, kind, name, json] = request.split("\x01");
+      let tool: unknown;
+      try {
+        tool = JSON.parse(name ?? "");
+      } catch {
+        tool = undefined;
       }
+      if (typeof tool !== "string" || json === undefined) {
+        this.fatal ??= { code: "SANDBOX_RUNTIME", message: "the sandbox sent a malformed tool call" };
+        return;
+      }
+      if (kind === "1") this.startNamespaceCall(Number(id), tool, json);
+      else this.startToolCall(Number(id), tool, json);
     }
   }
 
   private runJobs(): void {
-    const r = this.rt!.executePendingJobs();
-    if (r.error) {
-      this.vmError(r.error);
-      r.error.dispose();
+    const error = this.fast!.runJobs();
+    if (error) {
+      this.vmError(error);
+      error.dispose();
     }
   }
 
@@ -378,11 +392,12 @@ class StepRun {
     return names;
   }
 
-  private startCall(kind: number, name: string, json: string): number {
-    const id = ++this.nextId;
-    if (kind === 1) this.startNamespaceCall(id, name, json);
-    else this.startToolCall(id, name, json);
-    return id;
+  private toolLimitError(tool: string): StepError {
+    return {
+      code: "SANDBOX_TOOL_LIMIT",
+      message: `the step tried to make more than ${this.limits.max_tool_calls} tool calls (limit max_tool_calls)`,
+      tool,
+    };
   }
 
   private fail(id: number, error: { code: string; tool: string; message: string }): void {
@@ -391,11 +406,8 @@ class StepRun {
 
   private startToolCall(id: number, name: string, json: string): void {
     if (this.callCount >= this.limits.max_tool_calls) {
-      this.fatal ??= {
-        code: "SANDBOX_TOOL_LIMIT",
-        message: `the step tried to make more than ${this.limits.max_tool_calls} tool calls (limit max_tool_calls)`,
-        tool: name,
-      };
+      // The prelude stops the code at the same count; this holds even if the code broke the prelude.
+      this.fatal ??= this.toolLimitError(name);
       return;
     }
     this.callCount++;
@@ -414,7 +426,7 @@ class StepRun {
     let args: Record<string, unknown>;
     try {
       const decoded = decode(json);
-      args = toolArguments(info, Array.isArray(decoded) ? decoded : [decoded]);
+      args = toolArguments(info, Array.isArray(decoded) ? decoded : [decoded], !json.includes(TAG));
     } catch (e) {
       const error =
         e instanceof ToolError
@@ -607,6 +619,7 @@ class StepRun {
     this.exhausted = !engine.poisoned && heapExhausted(engine);
     if (!engine.poisoned) {
       try {
+        this.fast?.dispose();
         for (const h of this.handles) if (h.alive) h.dispose();
         this.ctx?.dispose();
         this.rt?.dispose();

@@ -1,0 +1,151 @@
+/**
+ * What the CODE sandbox costs. Prints JSON:
+ * - fresh_context: a whole trivial step (`return 1`) in a fresh runtime + context with 50 tools bound —
+ *   engine reuse, prelude, bindings, code compile, teardown — beside a bare QuickJS runtime+context+eval;
+ * - calls_1000: 1000 sequential tool calls made by sandbox code vs the same 1000 calls from plain host code,
+ *   against the same math server over stdio (MultiMCP), rounds interleaved; target ratio ≤ 1.3;
+ * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call.
+ *
+ *   node dist/bench/sandbox.js [--runs 200] [--rounds 7] [--calls 1000]
+ */
+import { loadavg } from "node:os";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { InProcessToolHost, mathTools, runCode, type InProcessTool } from "../action/index.js";
+import { acquireEngine, enginesCreated, releaseEngine } from "../action/engine.js";
+import { SandboxLimits } from "../config/index.js";
+import { distPath, type ToolHost } from "../core/index.js";
+import { MultiMCP } from "../mcp_servers/index.js";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "200" },
+    rounds: { type: "string", default: "7" },
+    calls: { type: "string", default: "1000" },
+  },
+});
+const runs = Number(values.runs);
+const rounds = Number(values.rounds);
+const calls = Number(values.calls);
+
+const limits = SandboxLimits.parse({ timeout_ms: 600_000, max_tool_calls: 1_000_000 });
+
+function stats(xs: number[]) {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return { median: round(at(0.5)), p10: round(at(0.1)), p90: round(at(0.9)) };
+}
+
+function round(x: number, digits = 3): number {
+  return Number(x.toFixed(digits));
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+}
+
+async function freshContext() {
+  const tools: InProcessTool[] = Array.from({ length: 50 }, (_, i) => ({
+    server: `s${i % 5}`,
+    name: `tool_${i}`,
+    inputSchema: {
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "string", default: "x" } },
+      required: ["a"],
+    },
+    handler: () => i,
+  }));
+  const host = new InProcessToolHost(tools);
+  const step = async () => {
+    const r = await runCode("return 1", host, limits);
+    if (!r.ok) throw new Error(`bench step failed: ${JSON.stringify(r.error)}`);
+  };
+  const bare = async () => {
+    const engine = await acquireEngine(limits.memory_bytes);
+    const rt = engine.module.newRuntime();
+    const ctx = rt.newContext();
+    ctx.evalCode("1").dispose();
+    ctx.dispose();
+    rt.dispose();
+    releaseEngine(engine);
+  };
+  for (let i = 0; i < 20; i++) {
+    await step();
+    await bare();
+  }
+  const stepMs: number[] = [];
+  const bareMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    stepMs.push(await time(step));
+    bareMs.push(await time(bare));
+  }
+  return { tools_bound: 50, runs, step_ms: stats(stepMs), bare_quickjs_context_ms: stats(bareMs) };
+}
+
+/** Median times of `calls` sequential add calls, host loop vs sandbox loop, interleaved round by round. */
+async function callRounds(host: ToolHost) {
+  const hostLoop = async () => {
+    let s = 0;
+    for (let i = 0; i < calls; i++) s = (await host.call("math.add", { a: s, b: 1 })) as number;
+    if (s !== calls) throw new Error(`host loop summed ${s}`);
+  };
+  const code = `let s = 0;\nfor (let i = 0; i < ${calls}; i++) s = await add(s, 1);\nreturn s`;
+  const sandboxLoop = async () => {
+    const r = await runCode(code, host, limits);
+    if (r.value !== calls) throw new Error(`sandbox loop: ${JSON.stringify(r.error ?? r.value)}`);
+  };
+  await hostLoop();
+  await sandboxLoop();
+  const hostMs: number[] = [];
+  const sandboxMs: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    // Alternate which goes first so drift in machine load hits both alike.
+    if (r % 2 === 0) {
+      hostMs.push(await time(hostLoop));
+      sandboxMs.push(await time(sandboxLoop));
+    } else {
+      sandboxMs.push(await time(sandboxLoop));
+      hostMs.push(await time(hostLoop));
+    }
+  }
+  const h = stats(hostMs);
+  const s = stats(sandboxMs);
+  return {
+    calls,
+    rounds,
+    host_ms: h,
+    sandbox_ms: s,
+    ratio: round(s.median / h.median),
+    sandbox_overhead_us_per_call: round(((s.median - h.median) / calls) * 1000, 1),
+  };
+}
+
+const fresh = await freshContext();
+const inProcess = await callRounds(new InProcessToolHost(mathTools()));
+const hub = await MultiMCP.start({
+  servers: [{ id: "math", command: process.execPath, args: [distPath("mcp_servers/math/server.js")] }],
+});
+let stdio;
+try {
+  stdio = await callRounds(hub);
+} finally {
+  await hub.close();
+}
+
+process.stdout.write(
+  `${JSON.stringify(
+    {
+      bench: "sandbox",
+      node: process.version,
+      load_avg_1m: round(loadavg()[0]!, 2),
+      fresh_context: fresh,
+      calls_stdio_math_server: { ...stdio, target_ratio: 1.3, meets_target: stdio.ratio <= 1.3 },
+      calls_in_process_host: inProcess,
+      engines_created: enginesCreated(),
+    },
+    null,
+    2,
+  )}\n`,
+);
