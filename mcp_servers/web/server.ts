@@ -129,12 +129,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     },
     strict: false,
   });
-  const kind = String(values["search-kind"] ?? (process.env.PDA_SEARCH_KIND || undefined) ?? DEFAULT_ENDPOINT.kind);
+  const kind = String(
+    values["search-kind"] ?? (process.env.PDA_SEARCH_KIND || undefined) ?? DEFAULT_ENDPOINT.kind,
+  );
   if (kind !== "searxng" && kind !== "duckduckgo") {
     process.stderr.write(`web: --search-kind must be searxng or duckduckgo, not ${kind}\n`);
     process.exit(2);
   }
-  const url = String(values["search-url"] ?? (process.env.PDA_SEARCH_URL || undefined) ?? DEFAULT_ENDPOINT.url);
+  const url = String(
+    values["search-url"] ?? (process.env.PDA_SEARCH_URL || undefined) ?? DEFAULT_ENDPOINT.url,
+  );
   const rate = Number(values.rate ?? 1);
   const burst = Number(values.burst ?? 5);
   if (!(rate > 0) || !(burst >= 1)) {
