@@ -101,10 +101,14 @@ export async function agentRunner(
     const reset = (await hub.call("robot.reset", { task, seed })) as { instruction: string };
     let error: string | undefined;
     let note: string | undefined;
-    let usage = { llm_calls: 0, tokens: 0 };
+    let usage = { llm_calls: 0, tokens: 0, steps: 0 };
     try {
       const session = await loop.run(robotQuery(reset.instruction, settings), { agent: "robot-bench" });
-      usage = { llm_calls: session.usage.llm_calls, tokens: session.usage.tokens };
+      usage = {
+        llm_calls: session.usage.llm_calls,
+        tokens: session.usage.tokens,
+        steps: session.steps.length,
+      };
       if (session.status !== "succeeded") note = `${session.status}: ${session.status_reason ?? ""}`.trim();
     } catch (e) {
       error = errorMessage(e);

@@ -46,11 +46,22 @@ function usage<T>(body: () => T): T {
 }
 
 function printTable(rows: TaskRow[]): string {
-  const header = ["task", "success", "n", "actions", "tool calls", "tokens", "false claims", "failure codes"];
+  const header = [
+    "task",
+    "success",
+    "n",
+    "steps",
+    "actions",
+    "tool calls",
+    "tokens",
+    "false claims",
+    "failure codes",
+  ];
   const body = rows.map((r) => [
     r.task,
     r.success_rate.toFixed(2),
     String(r.episodes),
+    String(r.mean_steps),
     String(r.mean_actions),
     String(r.mean_tool_calls),
     String(r.mean_tokens),
@@ -61,7 +72,7 @@ function printTable(rows: TaskRow[]): string {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+    cells.map((c, i) => (i === 0 || i === 8 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   return [chalk.bold(line(header)), ...body.map(line)].join("\n");
 }
 

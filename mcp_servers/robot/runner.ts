@@ -10,6 +10,8 @@ import { TASK_NAMES, getTask } from "./tasks/index.js";
 
 export interface EpisodeResult extends EpisodeRecord {
   policy: string;
+  /** Policy steps: the agent loop's steps, or the expert's pick-and-place moves. */
+  steps: number;
   llm_calls: number;
   tokens: number;
   duration_ms: number;
@@ -26,6 +28,8 @@ export interface TaskRow {
   episodes: number;
   successes: number;
   success_rate: number;
+  /** Mean policy steps (agent loop steps, expert moves) per episode. */
+  mean_steps: number;
   /** Mean robot actions (motions and gripper commands) per episode. */
   mean_actions: number;
   mean_tool_calls: number;
@@ -78,14 +82,16 @@ export async function expertRunner(
     const t0 = performance.now();
     const reset = env.reset(task, seed);
     let error: string | undefined;
+    let steps = 0;
     try {
-      await runExpert(kind, envApi(env), task, reset.goal);
+      steps = (await runExpert(kind, envApi(env), task, reset.goal)).moves;
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
     }
     return {
       ...env.record(),
       policy: kind,
+      steps,
       llm_calls: 0,
       tokens: 0,
       duration_ms: performance.now() - t0,
@@ -124,6 +130,7 @@ function row(task: string, rs: EpisodeResult[]): TaskRow {
     episodes: rs.length,
     successes,
     success_rate: Math.round((successes / n) * 1000) / 1000,
+    mean_steps: Math.round((rs.reduce((s, r) => s + r.steps, 0) / n) * 10) / 10,
     mean_actions: Math.round((rs.reduce((s, r) => s + r.actions, 0) / n) * 10) / 10,
     mean_tool_calls: Math.round((rs.reduce((s, r) => s + r.tool_calls, 0) / n) * 10) / 10,
     mean_tokens: Math.round(rs.reduce((s, r) => s + r.tokens, 0) / n),
@@ -148,14 +155,15 @@ export function successTable(results: EpisodeResult[]): TaskRow[] {
 
 /** The table as Markdown. */
 export function tableMarkdown(rows: TaskRow[], title: string): string {
-  const head = "| task | success | episodes | actions | tool calls | tokens | false claims | failure codes |";
-  const lines = [`### ${title}`, "", head, "|---|---:|---:|---:|---:|---:|---:|---|"];
+  const head =
+    "| task | success | episodes | steps | actions | tool calls | tokens | false claims | failure codes |";
+  const lines = [`### ${title}`, "", head, "|---|---:|---:|---:|---:|---:|---:|---:|---|"];
   for (const r of rows) {
     const codes = Object.entries(r.codes)
       .map(([c, k]) => `${c} ${k}`)
       .join(", ");
     lines.push(
-      `| ${r.task} | ${r.success_rate.toFixed(2)} | ${r.episodes} | ${r.mean_actions} | ${r.mean_tool_calls} | ${r.mean_tokens} | ${r.false_claims} | ${codes || "—"}${r.errors ? ` (errors ${r.errors})` : ""} |`,
+      `| ${r.task} | ${r.success_rate.toFixed(2)} | ${r.episodes} | ${r.mean_steps} | ${r.mean_actions} | ${r.mean_tool_calls} | ${r.mean_tokens} | ${r.false_claims} | ${codes || "—"}${r.errors ? ` (errors ${r.errors})` : ""} |`,
     );
   }
   return lines.join("\n");

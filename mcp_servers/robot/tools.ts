@@ -50,6 +50,7 @@ export function registerRobotTools(
   hooks: { onEnv?: (env: RobotEnv) => void } = {},
 ): { env: () => RobotEnv | undefined } {
   let env: RobotEnv | undefined;
+  let creating: Promise<RobotEnv> | undefined;
   const ready = (): RobotEnv => {
     if (!env) throw new RobotError("NO_EPISODE", "no episode yet: call reset(task, seed) first");
     return env;
@@ -87,12 +88,14 @@ export function registerRobotTools(
       annotations: acts,
     },
     async ({ task, seed, variation }) => {
-      if (!env) {
-        // The environment (and with it the physics engine) loads on the first reset: a fast start.
-        const { RobotEnv } = await import("./env.js");
-        env = await RobotEnv.create(settings);
-        hooks.onEnv?.(env);
-      }
+      // The environment (and with it the physics engine) loads on the first reset: a fast start. Calls
+      // in parallel share the one load.
+      creating ??= import("./env.js").then(async ({ RobotEnv }) => {
+        const made = await RobotEnv.create(settings);
+        hooks.onEnv?.(made);
+        return made;
+      });
+      env = await creating;
       const e = env;
       return guarded(() => json(e.reset(task, seed, variation)));
     },
