@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { configDir, configFile } from "../config/index.js";
-import { ConfigError } from "../core/index.js";
+import { ConfigError, ModelError } from "../core/index.js";
 import { createChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig } from "../llm/index.js";
 import { createProgress, readBatchState, runBatch } from "../performance/index.js";
@@ -160,7 +160,8 @@ export function registerBatch(program: Command) {
             process.stderr.write(
               `${chalk.red("stopped")} ${r.error.message}\n${r.remaining} queries left: finish them with --resume\n`,
             );
-            return r.error.exitCode >= 2 ? r.error.exitCode : 3;
+            // A model that cannot be used (no key, quota spent) is exit 3, like any unreachable model.
+            return r.error instanceof ModelError ? 3 : Math.max(1, r.error.exitCode);
           }
           if (r.status === "interrupted") {
             process.stderr.write(

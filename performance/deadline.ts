@@ -8,6 +8,7 @@ export class QueryDeadline {
   private since = 0;
   private timer: NodeJS.Timeout | undefined;
   private paused = 0;
+  private disposed = false;
   private onParent?: () => void;
   timedOut = false;
 
@@ -32,17 +33,19 @@ export class QueryDeadline {
 
   /** Stop the clock (nestable). */
   pause(): void {
-    if (this.paused++ > 0 || this.ctrl.signal.aborted) return;
+    if (this.disposed || this.paused++ > 0 || this.ctrl.signal.aborted) return;
     clearTimeout(this.timer);
     this.remaining -= this.now() - this.since;
   }
 
   resume(): void {
-    if (this.paused === 0 || --this.paused > 0 || this.ctrl.signal.aborted) return;
+    if (this.disposed || this.paused === 0 || --this.paused > 0 || this.ctrl.signal.aborted) return;
     this.start();
   }
 
+  /** Stop for good: later pause/resume calls (e.g. from a judge call after the query) start no timer. */
   dispose(): void {
+    this.disposed = true;
     clearTimeout(this.timer);
     if (this.parent && this.onParent) this.parent.removeEventListener("abort", this.onParent);
   }

@@ -16,15 +16,17 @@ export function createProgress(options: {
   verbose?: boolean;
 }): Progress {
   const stream = options.stream ?? process.stderr;
-  return options.tty ? barProgress(stream) : lineProgress(stream, !!options.verbose);
+  return options.tty ? barProgress(stream, !!options.verbose) : lineProgress(stream, !!options.verbose);
 }
 
-function note(e: BatchEvent): string | null {
+function note(e: BatchEvent, verbose: boolean): string | null {
   switch (e.type) {
     case "rate_limited":
-      return `rate limited by ${e.provider}: everyone waits ${(e.delay_ms / 1000).toFixed(1)} s, at most ${e.limit} model calls in flight`;
+      return `rate limited by ${e.provider}: everyone waits ${(e.delay_ms / 1000).toFixed(1)} s, then at most ${e.limit} model call${e.limit === 1 ? "" : "s"} in flight`;
     case "retry":
-      return `${e.provider} ${e.code}: retry ${e.attempt} in ${(e.delay_ms / 1000).toFixed(1)} s`;
+      return verbose
+        ? `${e.provider} ${e.code}: retry ${e.attempt} in ${(e.delay_ms / 1000).toFixed(1)} s`
+        : null;
     case "stop":
       return `stopping: ${e.reason}`;
     case "item_pending":
@@ -34,7 +36,7 @@ function note(e: BatchEvent): string | null {
   }
 }
 
-function barProgress(stream: NodeJS.WriteStream): Progress {
+function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
   const multi = new cliProgress.MultiBar(
     {
       stream,
@@ -59,7 +61,7 @@ function barProgress(stream: NodeJS.WriteStream): Progress {
         const c = e.counts;
         bar?.update(c.done, { failed: c.failed, in_flight: c.in_flight, tokens: c.tokens });
       }
-      const line = note(e);
+      const line = note(e, verbose);
       if (line) multi.log(`${line}\n`);
     },
     stop() {
@@ -90,7 +92,7 @@ function lineProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
         return;
       }
       if (verbose && e.type === "item_start") write(`start ${e.key}`);
-      const line = note(e);
+      const line = note(e, verbose);
       if (line) write(line);
     },
     stop() {},

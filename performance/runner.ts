@@ -264,7 +264,8 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
 
     // Not this query's fault: leave it pending for --resume rather than record a failure.
     const fatal = gaveUp ?? (error instanceof PdaError && error.exitCode >= 2 ? error : null);
-    if (opts.signal?.aborted || fatal) {
+    const cancelled = opts.signal?.aborted && session?.status !== "succeeded";
+    if (cancelled || fatal) {
       if (fatal) stopWith("stopped", fatal);
       deps.store.saveBatchItem({
         run_id: runId,
@@ -370,7 +371,17 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
 
   const queue = [...todo];
   const worker = async () => {
-    while (!stop && queue.length > 0) await runItem(queue.shift()!);
+    while (!stop && queue.length > 0) {
+      try {
+        await runItem(queue.shift()!);
+      } catch (e) {
+        // The store or the disk failed: stop everyone; what was saved stays saved.
+        stopWith(
+          "stopped",
+          e instanceof PdaError ? e : new PdaError("BATCH_FAILED", errorMessage(e), { cause: e }),
+        );
+      }
+    }
   };
   try {
     await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));

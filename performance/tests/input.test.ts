@@ -114,6 +114,21 @@ describe("query files", () => {
     );
   });
 
+  it("reads the bundled sample in the original format, with its Expected answers", () => {
+    const f = readQueryFile(join(import.meta.dirname, "..", "samples", "queries.csv"));
+    expect(f.items).toHaveLength(13);
+    expect(f.items[0]).toMatchObject({
+      query: "What is 32 + 5 - 3 * 2",
+      tools_needed: "add|subtract|multiply",
+      expected: "31",
+    });
+    expect(f.items.at(-1)).toMatchObject({
+      query: "Generate the first 7 Fibonacci numbers",
+      expected: "[0, 1, 1, 2, 3, 5, 8]",
+    });
+    expect(f.items.every((i) => i.expected !== null && !i.query.includes('"'))).toBe(true);
+  });
+
   it("unwraps only values wrapped in quotes", () => {
     expect(unwrapQuotes('"x"')).toBe("x");
     expect(unwrapQuotes('""x"""')).toBe("x");

@@ -161,6 +161,15 @@ describe("QueryDeadline", () => {
     d.dispose();
   });
 
+  it("once disposed, a pause and resume (a judge call after the query) start no timer", async () => {
+    const d = new QueryDeadline(50);
+    d.dispose();
+    d.pause();
+    d.resume();
+    await new Promise((r) => setTimeout(r, 120));
+    expect(d.signal.aborted).toBe(false);
+  });
+
   it("follows its parent signal without calling it a timeout", () => {
     const parent = new AbortController();
     const d = new QueryDeadline(10_000, parent.signal);

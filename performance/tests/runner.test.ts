@@ -97,6 +97,16 @@ describe("runBatch", () => {
     expect(csvRows(r.files.queries).map((x) => x.Status)).toEqual(["succeeded", "timeout", "succeeded"]);
   });
 
+  it("per-query budgets apply: a query over its model-call budget ends budget_exhausted, with a row", async () => {
+    const { deps, opts } = await setup(fakeAgent(), 2);
+    const r = await runBatch(opts({ budgets: { max_llm_calls: 2 } }), deps);
+    expect(r.outcomes.map((o) => [o.status, o.correct, o.llm_calls])).toEqual([
+      ["budget_exhausted", false, 2],
+      ["budget_exhausted", false, 2],
+    ]);
+    expect(r.state.options.budgets).toEqual({ max_llm_calls: 2 });
+  });
+
   it("Ctrl-C leaves the queries in flight pending; resume runs exactly those not done", async () => {
     const { deps, opts } = await setup(fakeAgent({ delayMs: 40 }), 8);
     const ac = new AbortController();
