@@ -23,6 +23,7 @@ export function traceLine(e: LoopEvent, verbose = false): string | null {
       const head = `${chalk.blue(`step ${st.plan_step ?? st.index}`)} ${chalk.dim(st.type)} ${st.description}${st.attempts > 1 ? chalk.yellow(` (attempt ${st.attempts})`) : ""}`;
       if (st.type === "CODE" && st.code) {
         const code = st.code
+          .trimEnd()
           .split("\n")
           .map((l) => chalk.gray(`    │ ${l}`))
           .join("\n");

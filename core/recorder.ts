@@ -6,6 +6,7 @@ import type {
   AgentSession,
   HumanInput,
   LlmCallRecord,
+  ServerLogEntry,
   PlanVersion,
   SnapshotRecord,
   Step,
@@ -22,6 +23,8 @@ export interface SessionRecorder {
   recordToolCall(sessionId: string, stepIndex: number | null, record: ToolCallRecord): void;
   recordLlmCall(sessionId: string, record: LlmCallRecord): void;
   recordHumanInput(sessionId: string, input: HumanInput): void;
+  /** A server's log message, kept with the session that was running (null when none, or several, were). */
+  recordServerLog(sessionId: string | null, entry: ServerLogEntry): void;
   /** Status, state, usage and the full session JSON; called when a session ends or pauses. */
   finishSession(session: AgentSession): void;
 }
@@ -35,5 +38,6 @@ export const nullRecorder: SessionRecorder = {
   recordToolCall() {},
   recordLlmCall() {},
   recordHumanInput() {},
+  recordServerLog() {},
   finishSession() {},
 };

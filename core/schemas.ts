@@ -310,3 +310,14 @@ export const LlmCallRecord = z.object({
   started_at: z.string(),
 });
 export type LlmCallRecord = z.infer<typeof LlmCallRecord>;
+
+/** A message an MCP server logged (notifications/message, or a stderr line with level "stderr"). */
+export const ServerLogEntry = z.object({
+  server: z.string(),
+  level: z.string(),
+  logger: z.string().optional(),
+  /** The message's data as text (JSON for structured data). */
+  message: z.string(),
+  at: z.string(),
+});
+export type ServerLogEntry = z.infer<typeof ServerLogEntry>;

@@ -217,6 +217,21 @@ CREATE INDEX batch_items_session ON batch_items(session_id);
     name: "sub-agent sessions by parent",
     sql: `CREATE INDEX sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL;`,
   },
+  {
+    version: 5,
+    name: "server log messages",
+    sql: `
+CREATE TABLE server_logs (
+  id INTEGER PRIMARY KEY,
+  session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,  -- NULL when no single session was running
+  server TEXT NOT NULL,
+  level TEXT NOT NULL,
+  logger TEXT,
+  message TEXT NOT NULL,
+  at TEXT NOT NULL
+);
+CREATE INDEX server_logs_session ON server_logs(session_id, id);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

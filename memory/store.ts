@@ -5,6 +5,7 @@
 import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import {
+  ServerLogEntry,
   StoreError,
   systemClock,
   type AgentSession,
@@ -206,6 +207,31 @@ export class SessionStore implements SessionRecorder {
 
   recordHumanInput(sessionId: string, input: HumanInput): void {
     this.write("recordHumanInput", sessionId, () => this.insertHumanInput(sessionId, input));
+  }
+
+  recordServerLog(sessionId: string | null, entry: ServerLogEntry): void {
+    this.write("recordServerLog", sessionId, () =>
+      this.db
+        .prepare(
+          "INSERT INTO server_logs (session_id, server, level, logger, message, at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .run(
+          sessionId,
+          this.clean.text(entry.server),
+          entry.level,
+          entry.logger ?? null,
+          this.clean.text(entry.message),
+          entry.at,
+        ),
+    );
+  }
+
+  /** The log messages servers sent while this session ran, oldest first. */
+  serverLogs(sessionId: string): ServerLogEntry[] {
+    const rows = this.db
+      .prepare("SELECT server, level, logger, message, at FROM server_logs WHERE session_id = ? ORDER BY id")
+      .all(this.resolveId(sessionId)) as Array<ServerLogEntry & { logger: string | null }>;
+    return rows.map((r) => ServerLogEntry.parse({ ...r, logger: r.logger ?? undefined }));
   }
 
   /**
