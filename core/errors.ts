@@ -39,7 +39,7 @@ export class ModelError extends PdaError {
 }
 
 /**
- * A tool call failed. Codes: TOOL_ERROR (the server returned isError), TOOL_TIMEOUT, TOOL_INVALID_ARGS,
+ * A tool call failed. Codes: TOOL_ERROR (the server returned isError), TOOL_TIMEOUT, TOOL_CANCELLED, TOOL_INVALID_ARGS,
  * TOOL_NOT_FOUND, SERVER_UNAVAILABLE, SERVER_CRASHED, TOOL_DENIED, TOOL_LIMIT.
  */
 export class ToolError extends PdaError {
