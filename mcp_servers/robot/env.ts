@@ -2,7 +2,9 @@
  * RobotEnv: the simulator's public API, one episode at a time. The MCP tools, the experts and the bench all
  * drive it through these methods; motion results pass through the run's feedback setting.
  */
-import { closeGripper, moveGripper, openGripper, type ActionOutcome } from "./actions.js";
+import { closeGripper, openGripper } from "./grip.js";
+import { moveGripper } from "./motion.js";
+import type { ActionOutcome } from "./outcome.js";
 import { Episode } from "./episode.js";
 import { RobotError } from "./errors.js";
 import { GRIPPER } from "./gripper.js";
