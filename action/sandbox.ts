@@ -51,8 +51,8 @@ interface Pending {
   /** Per call, not per step: the MCP SDK never removes its abort listener, so aborting a shared signal at
    * the end would send a cancellation for every call the step ever made. */
   abort?: AbortController;
+  /** performance.now() when the call started. */
   started: number;
-  startedAt: string;
 }
 
 interface Ready {
@@ -72,6 +72,8 @@ class StepRun {
   private readonly logs: string[] = [];
   private logBytes = 0;
   private readonly calls: ToolCallRecord[] = [];
+  private readonly callStarts: number[] = [];
+  private spareAbort?: AbortController;
   private callCount = 0;
   private readonly pending = new Map<number, Pending>();
   private ready: Ready[] = [];
@@ -422,7 +424,6 @@ class StepRun {
       return;
     }
     const started = performance.now();
-    const startedAt = new Date().toISOString();
     let args: Record<string, unknown>;
     try {
       const decoded = decode(json);
@@ -432,12 +433,12 @@ class StepRun {
         e instanceof ToolError
           ? e
           : new ToolError("TOOL_INVALID_ARGS", info.qualified, `${info.qualified}: ${errorMessage(e)}`);
-      this.record(info, started, startedAt, false, 0, error);
+      this.record(info, started, false, 0, error);
       this.fail(id, { code: error.code, tool: info.qualified, message: error.message });
       return;
     }
-    const abort = new AbortController();
-    this.pending.set(id, { namespace: false, info, started, startedAt, abort });
+    const abort = this.spareAbort ?? new AbortController();
+    this.pending.set(id, { namespace: false, info, started, abort });
     let promise: Promise<unknown>;
     try {
       promise = this.host.call(info.qualified, args, { signal: abort.signal });
@@ -448,6 +449,8 @@ class StepRun {
       (value) => this.toolSettled(id, value),
       (e) => this.toolFailed(id, e),
     );
+    // Node's AbortController costs microseconds to make: make the next one now, while the request is out.
+    this.spareAbort = new AbortController();
   }
 
   private toolSettled(id: number, value: unknown): void {
@@ -477,10 +480,10 @@ class StepRun {
         p.info!.qualified,
         `${p.info!.qualified}: its result (${bytes} bytes) is too large for the sandbox's memory`,
       );
-      this.record(p.info!, p.started, p.startedAt, false, bytes, error);
+      this.record(p.info!, p.started, false, bytes, error);
       this.fail(id, { code: error.code, tool: error.tool, message: error.message });
     } else {
-      this.record(p.info!, p.started, p.startedAt, true, bytes);
+      this.record(p.info!, p.started, true, bytes);
       this.ready.push({ id, ok: true, text });
     }
     this.notify();
@@ -493,7 +496,7 @@ class StepRun {
     const tool = p.info!.qualified;
     const error =
       e instanceof ToolError ? e : new ToolError("TOOL_ERROR", tool, `${tool}: ${errorMessage(e)}`);
-    this.record(p.info!, p.started, p.startedAt, false, 0, error);
+    this.record(p.info!, p.started, false, 0, error);
     this.fail(id, { code: error.code, tool: error.tool || tool, message: error.message });
     this.notify();
   }
@@ -508,7 +511,6 @@ class StepRun {
     this.pending.set(id, {
       namespace: true,
       started: performance.now(),
-      startedAt: new Date().toISOString(),
     });
     let promise: Promise<unknown>;
     try {
@@ -541,23 +543,22 @@ class StepRun {
     );
   }
 
-  private record(
-    info: ToolInfo,
-    started: number,
-    startedAt: string,
-    ok: boolean,
-    bytes: number,
-    error?: ToolError,
-  ): void {
-    this.calls.push({
+  private record(info: ToolInfo, started: number, ok: boolean, bytes: number, error?: ToolError): void {
+    const record: ToolCallRecord = {
       server: info.server,
       tool: info.name,
       ok,
-      ...(error && { error_kind: error.code, error_message: error.message }),
       latency_ms: performance.now() - started,
       bytes,
-      started_at: startedAt,
-    });
+      // Filled in when the result is made: formatting a date on every call is not free.
+      started_at: "",
+    };
+    if (error) {
+      record.error_kind = error.code;
+      record.error_message = error.message;
+    }
+    this.calls.push(record);
+    this.callStarts.push(started);
   }
 
   private log(level: string, text: string): void {
@@ -605,7 +606,6 @@ class StepRun {
           this.record(
             p.info,
             p.started,
-            p.startedAt,
             false,
             0,
             new ToolError("TOOL_CANCELLED", p.info.qualified, `${p.info.qualified}: aborted because ${why}`),
@@ -643,6 +643,9 @@ class StepRun {
   }
 
   private outcome(error?: StepError): ExecutionResult {
+    this.calls.forEach(
+      (c, i) => (c.started_at = new Date(performance.timeOrigin + this.callStarts[i]!).toISOString()),
+    );
     const base = { logs: this.logs, tool_calls: this.calls, duration_ms: performance.now() - this.started };
     if (error) return { ok: false, error, ...base };
     const done = this.finished;
