@@ -4,7 +4,14 @@
  */
 import { dirname } from "node:path";
 import type { Command } from "commander";
-import { AgentLoop, storeMemory, type LoopDeps } from "../agent/index.js";
+import {
+  AgentLoop,
+  AgentTeam,
+  MODEL_ROLES,
+  loadAgentsConfig,
+  storeMemory,
+  type LoopDeps,
+} from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
 import { defaultDbPath } from "../core/index.js";
@@ -49,6 +56,9 @@ export interface Runtime {
   /** What each role uses and why (absent when the models were given, as in replay). */
   router?: ModelRouter;
   human: HumanChannel;
+  /** The agent team, when the profile names an agent (config/agents.yaml). */
+  team?: AgentTeam;
+  /** A plain loop, or the profile's agent holding the conversation (sub-agents and handoffs with it). */
   loop(extra?: Partial<LoopDeps>): AgentLoop;
   close(): Promise<void>;
 }
@@ -66,13 +76,17 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     ? undefined
     : createModels({ model: opts.model, config: loadModelsConfig(dirname(configFile(dir, "models.yaml"))) });
   const models = overrides.models ?? { perception: router!, decision: router! };
+  const team = profile.agent ? openTeam(dir, name, profile.agent, opts, !!overrides.models) : undefined;
   const human = createChannel(opts.hil, { isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY });
   const store = openStore(opts);
-  let hub: MultiMCP;
+  let hub: MultiMCP | undefined;
   try {
     hub = await openHub(opts);
+    team?.team.checkTools(profile.agent!, hub.tools());
   } catch (e) {
+    await hub?.close();
     store.close();
+    await team?.close();
     throw e;
   }
   // An MCP server's elicitation/create goes to the same human, logged in the session being run.
@@ -105,21 +119,62 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     models,
     router,
     human,
+    team: team?.team,
     loop: (extra) => {
-      const deps = { ...base(), ...extra };
-      const onEvent = deps.onEvent;
-      return new AgentLoop({
-        ...deps,
+      const given = { ...base(), ...extra };
+      const onEvent = given.onEvent;
+      const deps: LoopDeps = {
+        ...given,
         onEvent: (e) => {
           if (e.type === "session_start") current = e.session_id;
           onEvent?.(e);
         },
-      });
+      };
+      return team ? team.team.loop(profile.agent!, deps) : new AgentLoop(deps);
     },
     async close() {
       await hub.close();
       store.close();
       await router?.close();
+      await team?.close();
+    },
+  };
+}
+
+/**
+ * The team of the profile's agent from agents.yaml, with a provider for each model an agent of it names
+ * (built now, so a missing key fails before any server starts). `--model` (or replay's models) wins over them.
+ */
+function openTeam(
+  dir: string,
+  profileName: string,
+  agent: string,
+  opts: GlobalOptions,
+  modelsGiven: boolean,
+) {
+  const routers = new Map<string, ModelRouter>();
+  const team = new AgentTeam({
+    config: loadAgentsConfig(dir),
+    modelFor: (a, role) => {
+      const spec = a.models[role];
+      return spec ? routers.get(spec) : undefined;
+    },
+  });
+  team.agent(agent, `profile "${profileName}"`);
+  if (!opts.model && !modelsGiven) {
+    const modelsConfig = loadModelsConfig(dirname(configFile(dir, "models.yaml")));
+    for (const a of team.reachable(agent)) {
+      for (const role of MODEL_ROLES) {
+        const spec = a.models[role];
+        if (spec && !routers.has(spec))
+          routers.set(spec, createModels({ model: spec, config: modelsConfig, roles: [role] }));
+      }
+    }
+  }
+  return {
+    team,
+    async close() {
+      for (const r of routers.values()) await r.close();
     },
   };
 }
