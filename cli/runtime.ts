@@ -89,8 +89,21 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     await team?.close();
     throw e;
   }
-  // An MCP server's elicitation/create goes to the same human, logged in the session being run.
-  let current: string | undefined;
+  // Server log messages and elicitations belong to the session being run; with none or several running
+  // (batch), logs are kept unattached and elicitations are not logged to a session.
+  const running = new Set<string>();
+  const current = () => (running.size === 1 ? [...running][0]! : undefined);
+  hub.onEvent((e) => {
+    if (e.type !== "log") return;
+    const message = typeof e.data === "string" ? e.data : JSON.stringify(e.data);
+    store.recordServerLog(current() ?? null, {
+      server: e.server,
+      level: e.level,
+      logger: e.logger,
+      message,
+      at: new Date().toISOString(),
+    });
+  });
   hub.setElicitationHandler(async (server, request) => {
     const question = {
       kind: "elicitation" as const,
@@ -100,7 +113,8 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
         "requestedSchema" in request ? request.requestedSchema : { type: "object" as const, properties: {} },
     };
     const answer = await askOrDefer(human, question);
-    if (current) store.recordHumanInput(current, toHumanInput(question, answer));
+    const id = current();
+    if (id) store.recordHumanInput(id, toHumanInput(question, answer));
     return toElicitResult(answer);
   });
   const base = (): LoopDeps => ({
@@ -126,7 +140,8 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
       const deps: LoopDeps = {
         ...given,
         onEvent: (e) => {
-          if (e.type === "session_start") current = e.session_id;
+          if (e.type === "session_start") running.add(e.session_id);
+          if (e.type === "session_end") running.delete(e.session.session_id);
           onEvent?.(e);
         },
       };
