@@ -1,8 +1,25 @@
 /**
- * action/: runs a CODE step in the QuickJS sandbox against the tool hub and returns an ExecutionResult.
- * See sandbox.ts for the contract, codec.ts for how values cross, args.ts for the calling convention.
+ * action/: runs a CODE step in a QuickJS (WebAssembly) sandbox against a ToolHost and returns an
+ * ExecutionResult. The public door of the folder.
+ *
+ * Inside a step (a fresh runtime and context each time; prelude.ts):
+ * - every tool is an async function: `add(1, 2)` when its name is unique, always `math.add(...)`, and
+ *   `server["get-weather"](...)` / `get_weather(...)` for names that are not identifiers; `callTool(name, ...)`
+ *   takes any name. Arguments: one plain object = named, otherwise positional in the schema's property order
+ *   (args.ts; `toolSignature` shows it); checked against the input schema, defaults filled in.
+ * - a failed call throws `ToolError {tool, code, message}`; uncaught, its code is the step's error code.
+ * - `parallel([() => a(), () => b()])`, `console.log/info/warn/error/debug`, top-level `await` and `return`.
+ * - host namespaces (`options.namespaces`) appear as `name.fn(...)`; a tool of the same name wins.
+ * Values cross as tagged JSON (codec.ts): `value` of an ok result is that JSON; `decodeValue` revives it.
+ * Limits (SandboxLimits) end the step with SANDBOX_TIMEOUT | SANDBOX_MEMORY | SANDBOX_STACK |
+ * SANDBOX_TOOL_LIMIT | SANDBOX_RESULT_TOO_LARGE | SANDBOX_LOG_TOO_LARGE; also SANDBOX_SYNTAX (line/column in
+ * the model's code), SANDBOX_RUNTIME, SANDBOX_CANCELLED, and TOOL_* / SERVER_* from an uncaught ToolError.
+ *
+ * Known bounds: stack_bytes is capped at MAX_STACK_BYTES (Node's native stack); a native built-in working on
+ * data as large as the memory limit (sorting 60 MB of bytes) can overrun timeout_ms by about a second, since
+ * QuickJS checks the clock only between bytecodes.
  */
 export { runCode, MAX_STACK_BYTES, type RunOptions, type Namespaces } from "./sandbox.js";
 export { toolSignature, parameterNames } from "./args.js";
-export { decode, decodeValue, encode } from "./codec.js";
+export { decode, decodeValue, encode, Opaque } from "./codec.js";
 export { InProcessToolHost, mathTools, type InProcessTool } from "./testing.js";

@@ -1,5 +1,6 @@
 /** The calling convention of DESIGN.md's "CODE steps", against the in-process tool host. */
 import { describe, expect, it } from "vitest";
+import { ExecutionResult } from "../../core/index.js";
 import { decodeValue, runCode } from "../index.js";
 import { limits, testHost } from "./helpers.js";
 
@@ -300,5 +301,38 @@ describe("the step", () => {
     );
     expect(r.value).toEqual(["undefined", { $pda: "undefined" }, 3]);
     expect(r.logs).toEqual(["ok"]);
+  });
+
+  it("returns results that match the ExecutionResult schema, ok or not", async () => {
+    const host = testHost();
+    for (const code of [
+      "return add(1, 2)",
+      "await divide(1, 0)",
+      "return )",
+      "console.log(1); return new Date(0)",
+    ]) {
+      const r = await runCode(code, host, limits());
+      expect(() => ExecutionResult.parse(r)).not.toThrow();
+      expect(JSON.parse(JSON.stringify(r))).toEqual(r);
+    }
+  });
+
+  it("runs concurrent steps side by side without mixing their calls, logs or values", async () => {
+    const host = testHost();
+    const steps = [1, 2, 3].map((n) =>
+      runCode(
+        `console.log('step ${n}');\nawait data.slow(${50 * n});\nreturn add(${n}, ${n})`,
+        host,
+        limits(),
+      ),
+    );
+    const results = await Promise.all(steps);
+    expect(results.map((r) => r.value)).toEqual([2, 4, 6]);
+    expect(results.map((r) => r.logs)).toEqual([["step 1"], ["step 2"], ["step 3"]]);
+    expect(results.map((r) => r.tool_calls.map((c) => c.tool))).toEqual([
+      ["slow", "add"],
+      ["slow", "add"],
+      ["slow", "add"],
+    ]);
   });
 });
