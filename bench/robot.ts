@@ -86,22 +86,25 @@ async function episodes(kind: ExpertKind, settings: RunSettingsInput, seeds = SE
 }
 
 /**
- * Bare physics: the same scenes stepped as often as an expert episode steps them, with nothing else (no
- * gripper checks, observations or expert); bodies settle and sleep as they do in episodes.
+ * Bare physics: every scene of the timed run (each task, each seed) stepped as often as its expert episode
+ * stepped on average, with nothing else (no gripper checks, observations or expert); bodies settle and
+ * sleep as they do in episodes.
  */
-async function baseline(stepsPerScene: number) {
+async function baseline(meanSteps: Record<string, number>) {
   await loadRapier();
   let steps = 0;
   const wall0 = performance.now();
   const cpu0 = cpuSeconds();
   for (const name of TASK_NAMES) {
     const task = getTask(name);
-    const scene = new PhysicsScene(buildTask(task, 0, variationForSeed(task, 0)).objects);
-    for (let i = 0; i < stepsPerScene; i++) {
-      scene.step();
-      steps++;
+    for (let seed = 0; seed < SEEDS; seed++) {
+      const scene = new PhysicsScene(buildTask(task, seed, variationForSeed(task, seed)).objects);
+      for (let i = 0; i < (meanSteps[name] ?? 0); i++) {
+        scene.step();
+        steps++;
+      }
+      scene.free();
     }
-    scene.free();
   }
   const wall = (performance.now() - wall0) / 1000;
   const cpu = cpuSeconds() - cpu0;
@@ -138,7 +141,9 @@ const mathServer = await serverTimes("mcp_servers/math/server.js", false);
 // Warm up the JIT on a few episodes so the first timed block is not penalised.
 await episodes("expert", {}, 3);
 const expertOff = await episodes("expert", {});
-const base = await baseline(Math.round(expertOff.sim_steps / expertOff.episodes));
+const base = await baseline(
+  Object.fromEntries(Object.entries(expertOff.per_task).map(([t, v]) => [t, v.mean_sim_steps])),
+);
 const withFailures = values["skip-failures"]
   ? undefined
   : {
