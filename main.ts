@@ -21,6 +21,7 @@ const GROUPS: Array<{ commands: string[]; load: () => Promise<Register> }> = [
   { commands: ["models"], load: async () => (await import("./cli/models.js")).registerModels },
   { commands: ["robot"], load: async () => (await import("./cli/robot.js")).registerRobot },
   { commands: ["exec"], load: async () => (await import("./cli/exec.js")).registerExec },
+  { commands: ["agents"], load: async () => (await import("./cli/agents.js")).registerAgents },
 ];
 
 /** Global options that take a value, so the word after them is not the command. */

@@ -92,7 +92,8 @@ const AgentsFileShape = z
     recovery: z.record(Code, z.string().min(1)).default({}),
     /** Handoffs one session may make before it ends as failed (stops ping-pong). */
     max_handoffs: z.number().int().min(0).default(5),
-    agents: z.record(Name, AgentDef),
+    // Names are checked in agentsFileSchema, where the message can say what a name must be.
+    agents: z.record(z.string(), AgentDef),
   })
   .strict();
 
@@ -103,6 +104,11 @@ export function agentsFileSchema(baseDir: string) {
     const issue = (path: PropertyKey[], message: string) =>
       ctx.addIssue({ code: "custom", path: ["agents", ...path], message });
     for (const [name, a] of Object.entries(file.agents)) {
+      if (!AGENT_NAME.test(name))
+        issue(
+          [name],
+          `"${name}" is not an agent name: use an identifier (letters, digits, _), it is called as agents.<name>`,
+        );
       if ((RESERVED_AGENT_NAMES as readonly string[]).includes(name))
         issue([name], `"${name}" is reserved (agents.${name} is a coordinator function)`);
       if (a.prompt && !existsSync(resolve(baseDir, a.prompt)))

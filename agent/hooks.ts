@@ -44,8 +44,8 @@ export interface LoopHooks {
   /** Host functions for this CODE step beside the tools; the code guard is told about the same names. */
   namespaces?(session: AgentSession, step: Step): Namespaces;
   /**
-   * Called when a CODE step has run (not when a guard refused it), before its result is judged: host work the
-   * step left running is settled here, and a stop ends the session.
+   * Called when a CODE step has run (not when a guard refused it), before its result is checked and judged:
+   * host work the step left running is settled here, and a stop ends the session.
    */
   afterCode?(session: AgentSession, step: Step): Promise<LoopStop | undefined>;
 }

@@ -276,7 +276,9 @@ export class AgentLoop {
           namespaces,
           onLog: (line: string) => this.emit({ type: "log", line }),
         });
-        if (result.ok && guards.result) {
+        // A hook's stop (a sub-agent's report, a handoff) ends the session whatever value the code returned.
+        const stop = await this.deps.hooks?.afterCode?.(s, step);
+        if (!stop && result.ok && guards.result) {
           // Errors disguised as values ("Error: …", empty, NaN) are failures, whatever the code thought.
           const g = guardResult(result.value);
           if (!g.ok) Object.assign(result, { ok: false, error: findingsToStepError(g.findings) });
@@ -284,7 +286,6 @@ export class AgentLoop {
         step.execution_result = result;
         step.error = result.error;
         this.deps.recorder.saveStep(s.session_id, step);
-        const stop = await this.deps.hooks?.afterCode?.(s, step);
         if (stop) {
           this.finishStep(s, step, result.ok ? "completed" : "failed");
           return this.end(s, stop.status, stop.answer, stop.reason);

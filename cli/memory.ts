@@ -16,6 +16,7 @@ import {
   type TimelineEvent,
   type ToolStat,
 } from "../memory/index.js";
+import { renderAgentTree } from "./agent-tree.js";
 import { runCommand } from "./context.js";
 
 interface Globals {
@@ -210,6 +211,9 @@ export function renderTimeline(t: Timeline, verbose = false): string {
   return [...head, "", ...body, "", ...answer].join("\n");
 }
 
+/** The session's agent tree (sub-agent sessions and their reports) after its timeline, when it has one. */
+const withTree = (timeline: string, tree: string) => (tree ? `${timeline}\n\n${tree}` : timeline);
+
 function hitLines(h: MemoryHit): string {
   const kind = h.kind === "solution" ? chalk.green("solution") : chalk.yellow("warning ");
   const figures = chalk.dim(
@@ -272,7 +276,9 @@ export function registerMemory(program: Command) {
         quietOnClosedPipe();
         const g = globals(cmd);
         withStore(g, (store) =>
-          opts.json ? printJson(store.getSession(id)) : out(renderTimeline(store.timeline(id), g.verbose)),
+          opts.json
+            ? printJson(store.getSession(id))
+            : out(withTree(renderTimeline(store.timeline(id), g.verbose), renderAgentTree(store, id))),
         );
       }),
     );

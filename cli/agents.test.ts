@@ -1,0 +1,180 @@
+/**
+ * Agent teams through the CLI (dist/main.js as a child process): `pda run --profile <team>` with a scripted
+ * model, the real math server and a real store; then `pda show` (the agent tree), `pda agents`,
+ * `pda agents stats`, and the configuration errors a team profile can have.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+
+const ROOT = join(import.meta.dirname, "..");
+const MAIN = join(ROOT, "dist", "main.js");
+
+let dir: string;
+const cfg = () => join(dir, "config");
+
+function pda(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, "--config", cfg(), "--db", join(dir, "pda.db"), ...args],
+      { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1" }, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const snap = (achieved: boolean, summary = "not ready yet") => ({
+  entities: [],
+  result_requirement: "the two numbers",
+  original_goal_achieved: achieved,
+  reasoning: achieved ? "both computed" : "not yet",
+  local_goal_achieved: achieved,
+  local_reasoning: "-",
+  last_tooluse_summary: "none",
+  solution_summary: summary,
+  confidence: 0.8,
+});
+const step = (code: string) => ({
+  plan_text: ["Step 0: do it"],
+  step_index: 0,
+  description: "do it",
+  type: "CODE",
+  code,
+});
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-cli-agents-"));
+  const c = cfg();
+  mkdirSync(c);
+  writeFileSync(
+    join(c, "mcp_server_config.yaml"),
+    stringify({
+      servers: [
+        { id: "math", command: process.execPath, args: [join(ROOT, "dist/mcp_servers/math/server.js")] },
+      ],
+    }),
+  );
+  writeFileSync(
+    join(c, "profiles.yaml"),
+    stringify({
+      default: "default",
+      profiles: {
+        default: {},
+        team: { agent: "boss" },
+        broken: { agent: "nobody" },
+        typo: { agent: "typo" },
+      },
+    }),
+  );
+  writeFileSync(
+    join(c, "agents.yaml"),
+    stringify({
+      agents: {
+        boss: { description: "Delegates arithmetic.", subagents: ["adder", "multiplier"] },
+        adder: { description: "Adds.", tools: ["math.add"], result: { error_codes: ["ADD_FAILED"] } },
+        multiplier: { description: "Multiplies.", tools: ["math.multiply"] },
+        typo: { description: "Has a typo in its tools.", tools: ["math.ad"] },
+      },
+    }),
+  );
+  const report = (what: string, value: string) =>
+    `await agent.report({success: true, error_code: "NONE", reason: "${what}", result: ${value}});`;
+  writeFileSync(
+    join(dir, "script.yaml"),
+    stringify({
+      perception: [snap(false), snap(true, "5 and 42")],
+      decision: [
+        step(
+          'const [a, m] = await parallel([() => agents.adder({task: "add 2 and 3"}), () => agents.multiplier({task: "multiply 6 by 7"})]);\nreturn [a.result, m.result];',
+        ),
+      ],
+      "adder.perception": [snap(false)],
+      "adder.decision": [step(`const r = await add(2, 3);\n${report("added", "r")}`)],
+      "multiplier.perception": [snap(false)],
+      "multiplier.decision": [step(`const r = await multiply(6, 7);\n${report("multiplied", "r")}`)],
+    }),
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("agent teams at the command line", () => {
+  let sessionId: string;
+
+  it("pda run --profile <team>: the trace shows each sub-agent's call, its own steps and its report", async () => {
+    const r = await pda([
+      "run",
+      "--profile",
+      "team",
+      "--model",
+      `scripted:${join(dir, "script.yaml")}`,
+      "2+3 and 6*7?",
+    ]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/⇢ agent adder \w{8} add 2 and 3/);
+    expect(r.stdout).toMatch(/adder │ step 0 CODE do it/);
+    expect(r.stdout).toMatch(/adder │ {5}→ math\.add ok/);
+    expect(r.stdout).toMatch(/⇠ agent adder NONE added \(1 tool calls\)/);
+    expect(r.stdout).toMatch(/⇠ agent multiplier NONE multiplied/);
+    expect(r.stdout).toMatch(/answer 5 and 42/);
+    sessionId = /^session (\S+)/m.exec(r.stdout)![1]!;
+  });
+
+  it("pda show renders the tree of agent sessions with their reports", async () => {
+    const r = await pda(["show", sessionId]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/agents boss · 2 sub-agent calls/);
+    expect(r.stdout).toMatch(/[├└]─ adder \w{8} succeeded NONE added {2}1 tool calls · 2 model calls/);
+    expect(r.stdout).toMatch(/[├└]─ multiplier \w{8} succeeded NONE multiplied/);
+    expect(r.stdout).toMatch(/task: add 2 and 3/);
+    const json = JSON.parse((await pda(["show", sessionId, "--json"])).stdout) as { agent_calls: unknown[] };
+    expect(json.agent_calls).toHaveLength(2);
+  });
+
+  it("pda agents lists the agents with their contracts and last outcome; pda agents stats counts tools per agent", async () => {
+    const list = JSON.parse((await pda(["agents", "--json"])).stdout) as Array<Record<string, unknown>>;
+    const adder = list.find((a) => a.name === "adder")!;
+    expect(adder).toMatchObject({ tools: ["math.add"], error_codes: ["NONE", "ADD_FAILED", "UNKNOWN"] });
+    expect(adder.last).toMatchObject({ agent: "adder", status: "succeeded", parent_session_id: sessionId });
+    expect(list.find((a) => a.name === "typo")!.last).toBeNull();
+    const stats = JSON.parse((await pda(["agents", "stats", "--json"])).stdout) as Array<
+      Record<string, unknown>
+    >;
+    expect(stats.map((s) => [s.agent, `${s.server}.${s.tool}`, s.calls, s.ok])).toEqual([
+      ["adder", "math.add", 1, 1],
+      ["multiplier", "math.multiply", 1, 1],
+    ]);
+  });
+
+  it("a profile naming an unknown agent, or an agent whose tool pattern matches nothing, is a config error (exit 2)", async () => {
+    const unknown = await pda([
+      "run",
+      "--profile",
+      "broken",
+      "--model",
+      `scripted:${join(dir, "script.yaml")}`,
+      "hi",
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(
+      /profile "broken": agent "nobody" is not in .*agents\.yaml \(agents: boss, adder, multiplier, typo\)/,
+    );
+    const typo = await pda([
+      "run",
+      "--profile",
+      "typo",
+      "--model",
+      `scripted:${join(dir, "script.yaml")}`,
+      "hi",
+    ]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(
+      /agent "typo": tool pattern "math\.ad" matches no connected tool \(servers: math\)/,
+    );
+  });
+});
