@@ -15,9 +15,10 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { enginesCreated } from "../action/engine.js";
 import { AgentLoop, type LoopDeps } from "../agent/index.js";
 import { Profile } from "../config/index.js";
 import { distPath } from "../core/index.js";
@@ -89,7 +90,10 @@ async function main() {
     );
     const store = SessionStore.open(join(dir, `${name}.db`));
     try {
+      const engines0 = enginesCreated();
       const cpu0 = process.cpuUsage();
+      const lag = monitorEventLoopDelay({ resolution: 10 });
+      lag.enable();
       const t0 = performance.now();
       const r = await runBatch(
         {
@@ -111,6 +115,9 @@ async function main() {
       );
       const wall = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
+      lag.disable();
+      // How long the model calls really took as the client saw them (the fake server shares the machine).
+      const seen = store.db.prepare("SELECT sum(latency_ms) AS ms FROM llm_calls").get() as { ms: number };
       const bad = r.outcomes.filter((o) => o.status !== "succeeded" || !o.correct);
       if (r.outcomes.length !== n || bad.length) {
         throw new Error(`${name}: ${r.outcomes.length}/${n} rows, ${bad.length} not succeeded/correct`);
@@ -127,6 +134,15 @@ async function main() {
         queries_per_s: +((n / wall) * 1000).toFixed(2),
         /** CPU of this process (runner, loop, sandbox, store, HTTP client) per query. */
         cpu_ms_per_query: +((cpu.user + cpu.system) / 1000 / n).toFixed(1),
+        /** Model call latency as observed by the client, and the ratio against that instead of the nominal. */
+        observed_model_ms_per_call: Math.round(seen.ms / calls),
+        ratio_vs_observed: +(wall / (seen.ms / concurrency)).toFixed(3),
+        /** QuickJS engines the sandbox had to create (reuse keeps this low). */
+        sandbox_engines_created: enginesCreated() - engines0,
+        event_loop_delay_ms: {
+          p50: +(lag.percentile(50) / 1e6).toFixed(1),
+          p99: +(lag.percentile(99) / 1e6).toFixed(1),
+        },
         rss_mb_so_far: Math.round(process.resourceUsage().maxRSS / 1024),
       };
     } finally {
