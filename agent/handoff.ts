@@ -25,6 +25,12 @@ export class TeamLoop extends AgentLoop {
 
   /** A paused session resumes under the agent that held it when it paused. */
   override async resume(session: AgentSession): Promise<AgentSession> {
+    if (session.parent_session_id) {
+      // Its caller has moved on without it (its report was UNKNOWN); there is nobody to report to.
+      throw new ConfigError(
+        `session ${session.session_id} is sub-agent ${session.agent ?? "?"}'s session, called by ${session.parent_session_id}; resume or re-run the caller instead`,
+      );
+    }
     const holder = holderOf(session);
     if (holder && holder !== this.agent.name) {
       if (!this.team.config.agents[holder])

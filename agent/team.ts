@@ -372,10 +372,10 @@ export class AgentTeam {
     const result = new AgentLoop(deps)
       .run(query, { sessionId, parentSessionId: ctx.session.session_id, agent: agent.name })
       .then(
-        (s) => outcomeOf(agent, sessionId, s),
-        (e: unknown) => outcomeOf(agent, sessionId, undefined, e),
+        (s) => ({ r: outcomeOf(agent, sessionId, s), spent: spentBy(s) }),
+        (e: unknown) => ({ r: outcomeOf(agent, sessionId, undefined, e), spent: spentBy(undefined) }),
       )
-      .then((r) => {
+      .then(({ r, spent }) => {
         counter.running -= 1;
         counter.last = {
           success: r.success,
@@ -396,6 +396,7 @@ export class AgentTeam {
           started_at: startedAt,
           duration_ms: Math.max(0, clock.now() - t0),
           ...(timedOut ? { timed_out: true } : {}),
+          ...spent,
         };
         (ctx.session.agent_calls ??= []).push(record);
         emit({
@@ -419,6 +420,21 @@ export class AgentTeam {
       },
     };
   }
+}
+
+/** What a sub-agent's session spent, its own sub-agents included (they are in its agent_calls). */
+function spentBy(s: AgentSession | undefined): { llm_calls: number; tokens: number; cost_usd: number } {
+  const own = {
+    llm_calls: s?.usage.llm_calls ?? 0,
+    tokens: s?.usage.tokens ?? 0,
+    cost_usd: s?.usage.cost_usd ?? 0,
+  };
+  for (const c of s?.agent_calls ?? []) {
+    own.llm_calls += c.llm_calls ?? 0;
+    own.tokens += c.tokens ?? 0;
+    own.cost_usd += c.cost_usd ?? 0;
+  }
+  return own;
 }
 
 /** Wait for the runs to end, at most `ms` (a run that ignores cancellation must not hang its caller). */

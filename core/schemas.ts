@@ -216,6 +216,10 @@ export const AgentCallRecord = z.object({
   duration_ms: z.number().nonnegative(),
   /** agents.send only: the caller stopped waiting (the sub-agent was cancelled). */
   timed_out: z.boolean().optional(),
+  /** What the call spent: the sub-agent's session and, recursively, the sub-agents it called. */
+  llm_calls: z.number().int().nonnegative().optional(),
+  tokens: z.number().int().nonnegative().optional(),
+  cost_usd: z.number().nonnegative().optional(),
 });
 export type AgentCallRecord = z.infer<typeof AgentCallRecord>;
 

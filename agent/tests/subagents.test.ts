@@ -118,6 +118,9 @@ describe("sub-agents", () => {
     expect(adderSession).toMatchObject({ parent_session_id: s.session_id, agent: "adder" });
     expect(adderSession.report).toMatchObject({ success: true, error_code: "NONE", result: 5 });
     expect(h.store.toolCalls({ session_id: adderSession.session_id }).map((c) => c.tool)).toEqual(["add"]);
+    // What each call spent (its own perception and decision calls), for batch totals.
+    for (const c of s.agent_calls ?? [])
+      expect(c).toMatchObject({ llm_calls: 2, tokens: expect.any(Number) });
     expect(
       h.store
         .getSession(s.session_id)
@@ -344,6 +347,48 @@ describe("sub-agents", () => {
     expect(child!.status_reason).toMatch(/cancelled/);
     expect(s.agent_calls).toMatchObject([
       { agent: "sleeper", via: "send", timed_out: true, success: false, error_code: "UNKNOWN" },
+    ]);
+  });
+});
+
+describe("nested sub-agents", () => {
+  const NESTED = `
+agents:
+  top: { description: asks mid, subagents: [mid] }
+  mid: { description: asks leaf and reports, subagents: [leaf] }
+  leaf: { description: adds, tools: [math.add] }
+`;
+  it("a sub-agent may call its own sub-agents; sessions link as a tree and spending adds up", async () => {
+    const { loop, transport } = teamRun(h, NESTED, "top", {
+      perception: [snap(), achieved("2")],
+      decision: [code(PLAN, 0, `return await agents.mid({task: "get 1 + 1 from leaf"});`)],
+      "mid.perception": [snap()],
+      "mid.decision": [
+        subCode(
+          `const r = await agents.leaf({task: "add 1 and 1"});
+           await agent.report({success: r.success, error_code: r.success ? "NONE" : "UNKNOWN", reason: "leaf said: " + r.reason, result: r.result});`,
+        ),
+      ],
+      "leaf.perception": [snap()],
+      "leaf.decision": [
+        subCode(
+          `await agent.report({success: true, error_code: "NONE", reason: "added", result: await add(1, 1)});`,
+        ),
+      ],
+    });
+    const s = await loop.run("1 + 1 via two levels");
+    expect(transport.unconsumed()).toEqual({});
+    expect(s.steps[0]!.execution_result!.value).toMatchObject({
+      success: true,
+      reason: "leaf said: added",
+      result: 2,
+    });
+    const [mid] = h.store.childSessions(s.session_id);
+    const [leaf] = h.store.childSessions(mid!.session_id);
+    expect([mid!.agent, leaf!.agent]).toEqual(["mid", "leaf"]);
+    expect(s.agent_calls).toMatchObject([{ agent: "mid", llm_calls: 4, tool_calls_used: 0 }]);
+    expect(h.store.getSession(mid!.session_id).agent_calls).toMatchObject([
+      { agent: "leaf", llm_calls: 2, tool_calls_used: 1 },
     ]);
   });
 });
