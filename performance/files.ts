@@ -6,7 +6,9 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "csv-stringify/sync";
 import { ConfigError } from "../core/index.js";
-import { BatchState, STATE_FILE } from "./schemas.js";
+import type { QueryFile } from "./input.js";
+import { queryColumns, queryRow, toolPerformance, toolRow } from "./rows.js";
+import { BatchState, STATE_FILE, TOOL_COLUMNS, type ItemOutcome } from "./schemas.js";
 
 export function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
@@ -52,4 +54,46 @@ export function readBatchState(dir: string): BatchState | null {
 
 export function writeBatchState(dir: string, state: BatchState): void {
   writeAtomic(statePath(dir), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+/** Both CSVs from the done items' outcomes, in input order. */
+export function writeOutputs(
+  outcomes: ItemOutcome[],
+  file: QueryFile,
+  files: { queries: string; tools: string },
+): void {
+  writeCsv(
+    files.queries,
+    queryColumns(file.extraColumns),
+    outcomes.map((o) => queryRow(o, file.extraColumns)),
+  );
+  writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow));
+}
+
+/** Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. */
+export class Flusher {
+  private last = 0;
+  private timer: NodeJS.Timeout | undefined;
+  constructor(
+    private readonly intervalMs: number,
+    private readonly fn: () => void,
+  ) {}
+
+  request(): void {
+    if (this.timer) return;
+    const wait = this.last + this.intervalMs - Date.now();
+    if (wait <= 0) return this.run();
+    this.timer = setTimeout(() => this.run(), wait);
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private run(): void {
+    this.timer = undefined;
+    this.last = Date.now();
+    this.fn();
+  }
 }

@@ -2,9 +2,9 @@
  * performance/: batch runs over query files (concurrency with a shared adaptive rate limiter per provider,
  * resumable from the store), the output CSVs and summary, and run-to-run reports with a chart.
  */
+export { loadOutcomes } from "./run-store.js";
 export {
   runBatch,
-  loadOutcomes,
   type BatchDeps,
   type BatchOptions,
   type BatchEvent,

@@ -9,9 +9,7 @@ import { join, resolve } from "node:path";
 import type { AgentLoop, LoopDeps, MemoryService } from "../agent/index.js";
 import type { Budgets, Profile } from "../config/index.js";
 import {
-  ConfigError,
   PdaError,
-  StoreError,
   errorMessage,
   newId,
   systemClock,
@@ -20,23 +18,22 @@ import {
   type ModelError,
 } from "../core/index.js";
 import type { ModelProvider } from "../llm/types.js";
-import type { SessionStore, ToolCallRow } from "../memory/index.js";
+import type { SessionStore } from "../memory/index.js";
 import { judgeAnswer, matchExpected, type Verdict } from "./correct.js";
 import { QueryDeadline } from "./deadline.js";
-import { readBatchState, writeAtomic, writeBatchState, writeCsv } from "./files.js";
-import { readQueryFile, type QueryFile } from "./input.js";
+import { Flusher, writeAtomic, writeBatchState, writeOutputs } from "./files.js";
+import { readQueryFile } from "./input.js";
 import { LimitedProvider, type LimitedOptions } from "./limited-provider.js";
 import { LimiterRegistry, type LimiterOptions } from "./limiter.js";
 import { buildOutcome } from "./outcome.js";
-import { queryColumns, queryRow, toolPerformance, toolRow } from "./rows.js";
+import { loadOutcomes, openRun, toolCallsOf } from "./run-store.js";
 import {
-  BatchState,
-  ItemOutcome,
   QUERY_CSV,
   SUMMARY_MD,
-  TOOL_COLUMNS,
   TOOL_CSV,
+  type BatchState,
   type Invocation,
+  type ItemOutcome,
   type QueryItem,
 } from "./schemas.js";
 import { renderSummary } from "./summary.js";
@@ -409,148 +406,4 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   writeAtomic(files.summary, renderSummary(state, file, outcomes));
   deps.store.finishBatchRun(runId, remaining === 0 ? "finished" : status);
   return { state, status, outcomes, remaining, error: stopped?.error ?? null, files };
-}
-
-/** Create or reopen the run this folder belongs to. */
-function openRun(
-  opts: BatchOptions,
-  deps: BatchDeps,
-  file: QueryFile,
-  out: string,
-  clock: Clock,
-): { state: BatchState; resumed: boolean } {
-  const existing = readBatchState(out);
-  if (existing && opts.resume && !opts.force) {
-    if (existing.input_sha256 !== file.sha256) {
-      throw new ConfigError(
-        `${out} holds run ${existing.run_id} of ${existing.input_file}, and the query file has changed since ` +
-          `(sha256 differs); resume with the same file, or start over with --force`,
-        { code: "BATCH_RESUME" },
-      );
-    }
-    try {
-      deps.store.batchRun(existing.run_id);
-    } catch (e) {
-      if (!(e instanceof StoreError)) throw e;
-      throw new ConfigError(
-        `run ${existing.run_id} is not in the store ${opts.db}; it was started with --db ${existing.db}`,
-        { code: "BATCH_RESUME", cause: e },
-      );
-    }
-    deps.store.startBatchRun({ id: existing.run_id });
-    return { state: existing, resumed: true };
-  }
-  if (existing && !opts.force) {
-    const done = deps.store.batchItems(existing.run_id).filter((i) => i.status === "done").length;
-    throw new ConfigError(
-      `${out} already holds batch run ${existing.run_id} (${done}/${existing.total} queries done); ` +
-        `add --resume to finish it, or --force to start a new run there`,
-      { code: "BATCH_EXISTS" },
-    );
-  }
-  const state = BatchState.parse({
-    $schemaVersion: 1,
-    run_id: (deps.newId ?? newId)(),
-    db: resolve(opts.db),
-    input_file: resolve(file.path),
-    input_sha256: file.sha256,
-    total: file.items.length,
-    model: opts.model,
-    hil: opts.hil,
-    options: {
-      concurrency: opts.concurrency,
-      timeout_ms: opts.timeoutMs ?? null,
-      budgets: opts.budgets ?? {},
-      judge: !!opts.judge,
-      tolerance: opts.tolerance ?? null,
-      memory: opts.memory !== false,
-    },
-    created_at: clock.iso(),
-    invocations: [],
-  });
-  deps.store.startBatchRun({
-    id: state.run_id,
-    input_file: state.input_file,
-    options: { ...state.options, hil: opts.hil, model: opts.model, out },
-  });
-  for (const it of file.items) {
-    deps.store.saveBatchItem({
-      run_id: state.run_id,
-      item_key: it.key,
-      query: it.query,
-      status: "pending",
-      session_id: null,
-      output: null,
-    });
-  }
-  return { state, resumed: false };
-}
-
-/** The done items' outcomes, validated as they come back from the store, in input order. */
-export function loadOutcomes(store: SessionStore, runId: string): ItemOutcome[] {
-  return store
-    .batchItems(runId)
-    .filter((i) => i.status === "done")
-    .map((i) => {
-      const parsed = ItemOutcome.safeParse(i.output);
-      if (!parsed.success) {
-        throw new StoreError(
-          "STORE_CORRUPT",
-          `batch run ${runId}, item ${i.item_key}: stored outcome is invalid: ${parsed.error.issues[0]?.message}`,
-        );
-      }
-      return parsed.data;
-    })
-    .sort((a, b) => a.index - b.index);
-}
-
-function toolCallsOf(store: SessionStore, sessionId: string): ToolCallRow[] {
-  try {
-    return store.toolCalls({ session_id: sessionId, limit: 1_000_000 });
-  } catch (e) {
-    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return [];
-    throw e;
-  }
-}
-
-/** Both CSVs from the done items' outcomes, in input order. */
-function writeOutputs(
-  outcomes: ItemOutcome[],
-  file: QueryFile,
-  files: { queries: string; tools: string },
-): void {
-  writeCsv(
-    files.queries,
-    queryColumns(file.extraColumns),
-    outcomes.map((o) => queryRow(o, file.extraColumns)),
-  );
-  writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow));
-}
-
-/** Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. */
-class Flusher {
-  private last = 0;
-  private timer: NodeJS.Timeout | undefined;
-  constructor(
-    private readonly intervalMs: number,
-    private readonly fn: () => void,
-  ) {}
-
-  request(): void {
-    if (this.timer) return;
-    const wait = this.last + this.intervalMs - Date.now();
-    if (wait <= 0) return this.run();
-    this.timer = setTimeout(() => this.run(), wait);
-  }
-
-  cancel(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  private run(): void {
-    this.timer = undefined;
-    this.last = Date.now();
-    this.fn();
-  }
 }
