@@ -61,7 +61,11 @@ export function firstStop(
   return null;
 }
 
-/** How many times the plan step `planStep` has been attempted in this session. */
+/**
+ * How many times the plan step `planStep` has been attempted in this session — since the agent holding it took
+ * control (a handoff starts the new agent's plan with fresh attempts).
+ */
 export function attemptsOf(s: AgentSession, planStep: number): number {
-  return s.steps.filter((st) => st.plan_step === planStep && st.type === "CODE").length;
+  const since = s.control?.at(-1)?.since_step ?? 0;
+  return s.steps.filter((st) => st.index >= since && st.plan_step === planStep && st.type === "CODE").length;
 }

@@ -415,9 +415,10 @@ describe("handoffs", () => {
       { agent: "boss", since_step: 0 },
       { agent: "helper", since_step: 1, from: "boss", reason: "this is a multiplication question" },
     ]);
-    expect(s.steps.map((st) => [st.index, st.status])).toEqual([
-      [0, "completed"],
-      [1, "completed"],
+    // The helper's plan starts with fresh attempts.
+    expect(s.steps.map((st) => [st.index, st.status, st.attempts])).toEqual([
+      [0, "completed", 1],
+      [1, "completed", 1],
     ]);
     expect(s.plan_versions.at(-1)!.triggered_by).toBe("handoff:step:1");
     expect(h.store.getSession(s.session_id).control).toEqual(s.control);
