@@ -6,7 +6,7 @@ import { configDir, configFile } from "../config/index.js";
 import { ConfigError, ModelError } from "../core/index.js";
 import { createChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig } from "../llm/index.js";
-import { createProgress, readBatchState, runBatch } from "../performance/index.js";
+import { createProgress, readBatchState, readQueryFile, runBatch } from "../performance/index.js";
 import { runCommand } from "./context.js";
 import { dbPath, globalOptions, openRuntime, type GlobalOptions, type Runtime } from "./runtime.js";
 
@@ -89,6 +89,7 @@ export function registerBatch(program: Command) {
           ...(o.maxLlmCalls ? { max_llm_calls: positiveInt(o.maxLlmCalls, "--max-llm-calls") } : {}),
           ...(o.maxTokens ? { max_tokens: positiveInt(o.maxTokens, "--max-tokens") } : {}),
         };
+        readQueryFile(file); // a bad query file fails here, before any server is started
         // A folder's run lives in the store it was started with, unless --db says otherwise.
         const previous = readBatchState(o.out);
         const db = o.db ?? previous?.db ?? dbPath(o);

@@ -28,7 +28,7 @@ function note(e: BatchEvent, verbose: boolean): string | null {
         ? `${e.provider} ${e.code}: retry ${e.attempt} in ${(e.delay_ms / 1000).toFixed(1)} s`
         : null;
     case "stop":
-      return `stopping: ${e.reason}`;
+      return e.reason === "interrupted" ? null : `stopping: ${e.reason}`;
     case "item_pending":
       return `${e.key} left for --resume (${e.reason})`;
     default:
@@ -43,6 +43,8 @@ function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
       format:
         "{bar} {value}/{total} done | {failed} failed | {in_flight} in flight | ETA {eta_formatted} | {tokens} tokens",
       hideCursor: true,
+      // Ctrl-C is the batch's to handle (cancel, keep for --resume); the bar stays up meanwhile.
+      gracefulExit: false,
       etaBuffer: 20,
       clearOnComplete: false,
       barsize: 30,
@@ -65,8 +67,10 @@ function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
       if (line) multi.log(`${line}\n`);
     },
     stop() {
-      if (!stopped) multi.stop();
+      if (stopped) return;
       stopped = true;
+      multi.update(); // writes the log lines still buffered
+      multi.stop();
     },
   };
 }
