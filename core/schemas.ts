@@ -283,13 +283,19 @@ export const SessionSummary = z.object({
 });
 export type SessionSummary = z.infer<typeof SessionSummary>;
 
-/** JSON Schema for a model-facing shape: refinements are dropped (they are checked after parsing). */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/**
+ * JSON Schema for a model-facing shape: refinements are dropped (they are checked after parsing). Cached per
+ * schema (it is derived on every model call); callers must not mutate the result.
+ */
 export function modelJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const js = z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }) as Record<
-    string,
-    unknown
-  >;
-  delete js.$schema;
+  let js = jsonSchemas.get(schema);
+  if (!js) {
+    js = z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }) as Record<string, unknown>;
+    delete js.$schema;
+    jsonSchemas.set(schema, js);
+  }
   return js;
 }
 
