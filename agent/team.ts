@@ -32,7 +32,7 @@ import {
 import type { LoopEvent } from "./events.js";
 import { TeamLoop } from "./handoff.js";
 import type { LoopHooks } from "./hooks.js";
-import { AgentLoop, type LoopDeps } from "./loop.js";
+import { AgentLoop, type LoopDeps, type MemoryService } from "./loop.js";
 import { prefixRoles } from "./models.js";
 import { narrowExecute, narrowHost } from "./narrow-host.js";
 import { agentSections, decisionPhase, perceptionPhase } from "./phases.js";
@@ -45,6 +45,8 @@ export interface TeamOptions {
   modelFor?: (agent: Agent, role: ModelRole) => ModelProvider | undefined;
   /** How long the end of a CODE step waits for the sub-agents it cancelled to finish their logs (ms). */
   settleMs?: number;
+  /** Memory with another number of hits, for agents that set memory_hits; without it they use the caller's. */
+  memory?: (hits: number) => MemoryService;
 }
 
 /** What `agents.list()` says about one agent. */
@@ -149,6 +151,10 @@ export class AgentTeam {
       host: narrowHost(base.host, agent.name, agent.tools),
       execute: narrowExecute(base.execute ?? runCode, () => base.host.tools()),
       profile: agentProfile(agent, base.profile),
+      memory:
+        agent.memory_hits !== undefined && this.options.memory
+          ? this.options.memory(agent.memory_hits)
+          : base.memory,
       hooks: this.hooks(agent, base, sub, signal),
       signal,
       // The end of a turn that hands over is not the end of the session: its session_end waits for the last.

@@ -11,6 +11,7 @@ import {
   loadAgentsConfig,
   storeMemory,
   type LoopDeps,
+  type MemoryService,
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
@@ -76,7 +77,9 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     ? undefined
     : createModels({ model: opts.model, config: loadModelsConfig(dirname(configFile(dir, "models.yaml"))) });
   const models = overrides.models ?? { perception: router!, decision: router! };
-  const team = profile.agent ? openTeam(dir, name, profile.agent, opts, !!overrides.models) : undefined;
+  const team = profile.agent
+    ? openTeam(dir, name, profile.agent, opts, !!overrides.models, (hits) => storeMemory(store, hits))
+    : undefined;
   const human = createChannel(opts.hil, { isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY });
   const store = openStore(opts);
   let hub: MultiMCP | undefined;
@@ -166,10 +169,12 @@ function openTeam(
   agent: string,
   opts: GlobalOptions,
   modelsGiven: boolean,
+  memory: (hits: number) => MemoryService,
 ) {
   const routers = new Map<string, ModelRouter>();
   const team = new AgentTeam({
     config: loadAgentsConfig(dir),
+    memory,
     modelFor: (a, role) => {
       const spec = a.models[role];
       return spec ? routers.get(spec) : undefined;

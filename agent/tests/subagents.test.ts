@@ -393,6 +393,53 @@ agents:
   });
 });
 
+describe("agent settings over the caller's", () => {
+  it("an agent's memory_hits gives it its own memory; without it, the caller's", async () => {
+    const yaml = `
+agents:
+  root: { description: r, subagents: [forgetful, plain] }
+  forgetful: { description: f, tools: [math.add], memory_hits: 0 }
+  plain: { description: p, tools: [math.add] }
+`;
+    const asked: number[] = [];
+    const memory = (text: string) => ({ recall: () => text, toolStats: () => "" });
+    const report = subCode(
+      `await agent.report({success: true, error_code: "NONE", reason: "ok", result: await add(1, 1)});`,
+    );
+    const { loop, transport } = teamRun(
+      h,
+      yaml,
+      "root",
+      {
+        perception: [snap(), achieved("done")],
+        decision: [
+          code(
+            PLAN,
+            0,
+            `return [await agents.forgetful("add"), await agents.plain("add")].map((r) => r.result);`,
+          ),
+        ],
+        "forgetful.perception": [snap()],
+        "forgetful.decision": [report],
+        "plain.perception": [snap()],
+        "plain.decision": [report],
+      },
+      {
+        deps: { memory: memory("PAST SESSION HINT\n") },
+        team: { memory: (hits) => (asked.push(hits), memory(hits ? "PAST SESSION HINT\n" : "")) },
+      },
+    );
+    const s = await loop.run("two additions");
+    expect(transport.unconsumed()).toEqual({});
+    expect(s.steps[0]!.execution_result!.value).toEqual([2, 2]);
+    expect(asked).toEqual([0]);
+    const prompt = (role: string) => transport.calls.find((c) => c.role === role)!.prompt;
+    expect(prompt("perception")).toMatch(/PAST SESSION HINT/);
+    expect(prompt("plain.perception")).toMatch(/PAST SESSION HINT/);
+    expect(prompt("forgetful.perception")).not.toMatch(/PAST SESSION HINT/);
+  });
+});
+
 describe("handoffs", () => {
   it("an agent hands the conversation to another; the session records who held control when", async () => {
     const { loop, transport, events } = teamRun(h, TEAM, "boss", {
