@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { runCode } from "../action/index.js";
+import { runCode, type Namespaces } from "../action/index.js";
 import type { Profile } from "../config/index.js";
 import {
   BudgetExceeded,
@@ -75,6 +75,8 @@ export interface LoopDeps {
   exists?: (path: string) => boolean;
   /** An agent team's phases, CODE namespaces and stops (agent/hooks.ts); absent for a plain session. */
   hooks?: LoopHooks;
+  /** Host functions every CODE step gets beside the tools, e.g. `memory.search`, `resources.read`. */
+  services?: Namespaces;
 }
 
 export interface RunOptions {
@@ -266,7 +268,7 @@ export class AgentLoop {
       case "run_code": {
         const { step } = next;
         const { guards } = this.deps.profile;
-        const namespaces = this.deps.hooks?.namespaces?.(s, step);
+        const namespaces = { ...this.deps.services, ...this.deps.hooks?.namespaces?.(s, step) };
         if (guards.code) {
           const g = guardCode(step.code ?? "", this.deps.host.tools(), { namespaces });
           if (!g.ok) return this.rejectCode(run, step, g.findings);

@@ -4,6 +4,7 @@
  */
 import { dirname } from "node:path";
 import type { Command } from "commander";
+import type { Namespaces } from "../action/index.js";
 import {
   AgentLoop,
   AgentTeam,
@@ -120,7 +121,21 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     if (id) store.recordHumanInput(id, toHumanInput(question, answer));
     return toElicitResult(answer);
   });
+  // What CODE can reach beside the tools: past sessions, and the servers' resources.
+  const services: Namespaces = {
+    memory: {
+      search: async ([text, options]) =>
+        store.searchMemory(String(text ?? ""), {
+          limit: Number((options as { limit?: number })?.limit ?? 5),
+        }),
+    },
+    resources: {
+      list: async ([server]) => hub.listResources(server === undefined ? undefined : String(server)),
+      read: async ([server, uri]) => hub.readResource(String(server), String(uri)),
+    },
+  };
   const base = (): LoopDeps => ({
+    services,
     models,
     host: hub,
     recorder: store,
