@@ -4,11 +4,13 @@
  * `pda agents stats`, and the configuration errors a team profile can have.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { robotTeamScript, type Obj } from "../agent/tests/robot-script.js";
+import { MultiMCP } from "../mcp_servers/index.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const MAIN = join(ROOT, "dist", "main.js");
@@ -16,11 +18,11 @@ const MAIN = join(ROOT, "dist", "main.js");
 let dir: string;
 const cfg = () => join(dir, "config");
 
-function pda(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function pda(args: string[], config = cfg()): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [MAIN, "--config", cfg(), "--db", join(dir, "pda.db"), ...args],
+      [MAIN, "--config", config, "--db", join(dir, "pda.db"), ...args],
       { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1" }, timeout: 60_000 },
       (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -176,5 +178,66 @@ describe("agent teams at the command line", () => {
     expect(typo.stderr).toMatch(
       /agent "typo": tool pattern "math\.ad" matches no connected tool \(servers: math\)/,
     );
+  });
+});
+
+describe("the shipped robot-team profile at the command line", () => {
+  it("pda run --profile robot-team completes put_block_in_target; pda show renders approach → pick → approach → place", async () => {
+    // Only the robot server; profiles.yaml and agents.yaml come from the bundled config.
+    const config = join(dir, "robot-config");
+    mkdirSync(config);
+    const server = join(ROOT, "dist/mcp_servers/robot/server.js");
+    const episodes = join(dir, "episodes.jsonl");
+    writeFileSync(
+      join(config, "mcp_server_config.yaml"),
+      stringify({
+        servers: [{ id: "robot", command: process.execPath, args: [server, "--report", episodes] }],
+      }),
+    );
+    // The layout of the seed, to write what each agent's model will say (the simulator is deterministic).
+    const hub = await MultiMCP.start({
+      servers: [{ id: "robot", command: process.execPath, args: [server] }],
+    });
+    let reset: { goal: { block: string }; observation: { objects: Obj[] } };
+    try {
+      reset = (await hub.call("robot.reset", { task: "put_block_in_target", seed: 4 })) as typeof reset;
+    } finally {
+      await hub.close();
+    }
+    const block = reset.observation.objects.find((o) => o.name === reset.goal.block)!;
+    const script = join(dir, "robot-script.yaml");
+    writeFileSync(script, stringify(robotTeamScript(block, { task: "put_block_in_target", seed: 4 })));
+
+    const r = await pda(
+      [
+        "run",
+        "--profile",
+        "robot-team",
+        "--model",
+        `scripted:${script}`,
+        "put the block in the target zone (seed 4)",
+      ],
+      config,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/⇠ agent place NONE released; the task check passed/);
+    const record = JSON.parse(readFileSync(episodes, "utf8").trim().split("\n").at(-1)!) as Record<
+      string,
+      unknown
+    >;
+    expect(record).toMatchObject({ task: "put_block_in_target", seed: 4, success: true, finished: true });
+
+    const id = /^session (\S+)/m.exec(r.stdout)![1]!;
+    const show = await pda(["show", id], config);
+    expect(show.code).toBe(0);
+    const tree = show.stdout.slice(show.stdout.indexOf("agents orchestrator"));
+    expect(tree).toMatch(/^agents orchestrator · 4 sub-agent calls/);
+    expect([...tree.matchAll(/[├└]─ (\w+) \w{8} succeeded NONE/g)].map((m) => m[1])).toEqual([
+      "approach",
+      "pick",
+      "approach",
+      "place",
+    ]);
   });
 });
