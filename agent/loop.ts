@@ -202,7 +202,10 @@ export class AgentLoop {
     try {
       for (let next: Next = first; next.kind !== "end";) next = await this.advance(run, next);
     } catch (e) {
-      if (e instanceof BudgetExceeded) this.end(s, "budget_exhausted", partialAnswer(s), e.message);
+      // Cancelled (Ctrl-C): whatever was in flight failed because of it, so the session was aborted.
+      if (this.deps.signal?.aborted)
+        this.end(s, "aborted", partialAnswer(s), `cancelled: ${errorMessage(this.deps.signal.reason ?? e)}`);
+      else if (e instanceof BudgetExceeded) this.end(s, "budget_exhausted", partialAnswer(s), e.message);
       else {
         this.end(s, "failed", null, errorMessage(e));
         if (e instanceof ModelError && e.exitCode === 3) fatal = e;

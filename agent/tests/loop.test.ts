@@ -230,3 +230,22 @@ describe("guards in the loop", () => {
     expect(transport.calls).toHaveLength(0);
   });
 });
+
+describe("cancellation", () => {
+  it("a cancelled session ends aborted, the tool call in flight stopped, and the log says so", async () => {
+    const ac = new AbortController();
+    const { loop } = h.loop(
+      {
+        perception: [snap(), snap()],
+        decision: [code(PLAN, 0, "const a = await add(1, 2);\nwhile (true) {}")],
+      },
+      {},
+      { signal: ac.signal, onEvent: (e) => e.type === "tool_call" && ac.abort(new Error("Ctrl-C")) },
+    );
+    const s = await loop.run("spin");
+    expect(s.status).toBe("aborted");
+    expect(s.status_reason).toMatch(/cancelled: Ctrl-C/);
+    expect(s.steps[0]!.execution_result!.error!.code).toBe("SANDBOX_CANCELLED");
+    expect(h.store.getSession(s.session_id).status).toBe("aborted");
+  });
+});
