@@ -458,6 +458,7 @@ export class AgentLoop {
       ...input,
       memory: run.memory,
       query: run.query,
+      queryFindings: run.queryFindings,
       humanInputs: s.state.human_inputs,
       plan: currentPlan(s),
       history: s.steps,

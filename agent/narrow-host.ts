@@ -4,7 +4,7 @@
  * that slips past the guard — `callTool(name)` with a computed name — reaches the narrow host and is refused
  * there with a ToolError TOOL_NOT_ALLOWED, logged in the agent's session like any failed call.
  */
-import type { runCode } from "../action/index.js";
+import type { Namespaces, runCode } from "../action/index.js";
 import { ToolError, type ToolHost, type ToolInfo } from "../core/index.js";
 import { toolAllowed } from "./config.js";
 
@@ -46,4 +46,53 @@ export function narrowExecute(execute: typeof runCode, all: () => ToolInfo[]): t
       limits,
       options,
     );
+}
+
+/**
+ * The host functions a narrow agent gets: `resources.*` only of servers it has tools on (memory as it is), so
+ * the resources of a server outside its allowlist stay out of reach like that server's tools.
+ */
+export function narrowServices(
+  services: Namespaces | undefined,
+  host: ToolHost,
+  agent: string,
+  patterns: readonly string[],
+): Namespaces | undefined {
+  const resources = services?.resources;
+  if (!services || !resources?.list || !resources.read) return services;
+  const { list, read } = resources;
+  const servers = () =>
+    new Set(
+      host
+        .tools()
+        .filter((t) => toolAllowed(patterns, t))
+        .map((t) => t.server),
+    );
+  const check = (server: unknown) => {
+    const mine = servers();
+    if (!mine.has(String(server))) {
+      throw new ToolError(
+        "TOOL_NOT_ALLOWED",
+        "resources",
+        `agent "${agent}" may read resources only of its own servers (${[...mine].join(", ") || "none"}), not ${String(server)}`,
+      );
+    }
+  };
+  return {
+    ...services,
+    resources: {
+      list: async ([server]) => {
+        if (server !== undefined) {
+          check(server);
+          return list([server]);
+        }
+        const mine = servers();
+        return ((await list([])) as Array<{ server: string }>).filter((r) => mine.has(r.server));
+      },
+      read: async ([server, uri]) => {
+        check(server);
+        return read([server, uri]);
+      },
+    },
+  };
 }

@@ -34,7 +34,7 @@ import { TeamLoop } from "./handoff.js";
 import type { LoopHooks } from "./hooks.js";
 import { AgentLoop, type LoopDeps, type MemoryService } from "./loop.js";
 import { prefixRoles } from "./models.js";
-import { narrowExecute, narrowHost } from "./narrow-host.js";
+import { narrowExecute, narrowHost, narrowServices } from "./narrow-host.js";
 import { agentSections, decisionPhase, perceptionPhase } from "./phases.js";
 import { plannerCoderPhase } from "./planner-coder.js";
 import { checkReport, outcomeOf, reportOf, type AgentResult } from "./report.js";
@@ -149,6 +149,7 @@ export class AgentTeam {
       ...base,
       models: { perception: model("perception"), decision: model("decision") },
       host: narrowHost(base.host, agent.name, agent.tools),
+      services: narrowServices(base.services, base.host, agent.name, agent.tools),
       execute: narrowExecute(base.execute ?? runCode, () => base.host.tools()),
       profile: agentProfile(agent, base.profile),
       memory:

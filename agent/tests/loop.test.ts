@@ -220,6 +220,8 @@ describe("guards in the loop", () => {
     expect(s.original_query).toBe("hello, my password is hunter2");
     expect(transport.calls[0]!.prompt).not.toMatch(/password is/);
     expect(transport.calls[0]!.prompt).toMatch(/\[removed\]/);
+    // ...and perception is told what the guard found.
+    expect(transport.calls[0]!.prompt).toMatch(/Checks on the request:\n.*password/);
   });
 
   it("a query over the hard size limit is refused with a clear message", async () => {

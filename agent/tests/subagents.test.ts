@@ -340,10 +340,10 @@ describe("sub-agents", () => {
     );
     expect(out.unknown).toMatch(/^AGENT_NOT_FOUND: .*no agent "nobody" to send to/);
     expect(out.bad).toBe("TOOL_INVALID_ARGS");
-    // The model call was made with the sub-agent's role and aborted; the session ended and is linked.
+    // The model call was made with the sub-agent's role and aborted; the session ended aborted (cancelled from outside) and is linked.
     expect(hanging.turns.map((t) => [t.role, t.signal?.aborted])).toEqual([["sleeper.perception", true]]);
     const [child] = h.store.childSessions(s.session_id);
-    expect(child).toMatchObject({ agent: "sleeper", status: "failed" });
+    expect(child).toMatchObject({ agent: "sleeper", status: "aborted" });
     expect(child!.status_reason).toMatch(/cancelled/);
     expect(s.agent_calls).toMatchObject([
       { agent: "sleeper", via: "send", timed_out: true, success: false, error_code: "UNKNOWN" },
