@@ -60,6 +60,7 @@ export function buildOutcome(x: OutcomeInput): ItemOutcome {
     tokens: s?.usage.tokens ?? 0,
     duration_ms: s?.usage.ms ?? x.durationMs,
     human_inputs: s?.state.human_inputs.length ?? 0,
+    subagent_calls: s?.agent_calls?.length ?? 0,
     rate_limited: x.rateLimited,
     finished_at: x.finishedAt,
   });

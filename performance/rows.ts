@@ -30,6 +30,7 @@ export function queryRow(o: ItemOutcome, extraColumns: readonly string[]): CsvRo
     "Duration ms": String(Math.round(o.duration_ms)),
     "Human Inputs": String(o.human_inputs),
     "Session Id": o.session_id,
+    "Sub-agent Calls": String(o.subagent_calls),
   };
   const out: CsvRow = { ...row };
   for (const c of extraColumns) out[c] = o.extra[c] ?? "";

@@ -23,6 +23,7 @@ export const QUERY_COLUMNS = [
   "Duration ms",
   "Human Inputs",
   "Session Id",
+  "Sub-agent Calls",
 ] as const;
 
 /** `tool_performance_status.csv`: the original system's columns, then ours. */
@@ -100,6 +101,8 @@ export const ItemOutcome = z.object({
   tokens: z.number().int(),
   duration_ms: z.number(),
   human_inputs: z.number().int(),
+  /** Sub-agents the session called (agents.<name> / agents.send); 0 for outcomes stored before it was kept. */
+  subagent_calls: z.number().int().default(0),
   /** Model calls retried after a rate limit (429) while this query ran. */
   rate_limited: z.number().int(),
   finished_at: z.string(),

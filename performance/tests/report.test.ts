@@ -58,6 +58,7 @@ function outcome(i: number, over: Partial<ItemOutcome>): ItemOutcome {
     tokens: 100,
     duration_ms: 1000,
     human_inputs: 0,
+    subagent_calls: 0,
     rate_limited: 0,
     finished_at: "2026-01-01T00:00:00.000Z",
     ...over,
