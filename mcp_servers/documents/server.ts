@@ -7,6 +7,7 @@
  * search when the last scan is older than --rescan-ms (default 30 s), and on `reindex_documents`.
  */
 import { createHash } from "node:crypto";
+import { answer as answerWith } from "../common/answer.js";
 import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -14,7 +15,6 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import envPaths from "env-paths";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { PACKAGE_ROOT } from "../../core/index.js";
 import { FetchError, fetchText } from "../common/fetch.js";
@@ -31,18 +31,10 @@ export interface DocumentsOptions {
   fetch?: typeof fetch;
 }
 
-/** Expected failures become isError results with the message; anything else is a bug and propagates. */
-async function answer<T extends Record<string, unknown>>(compute: () => Promise<T>): Promise<CallToolResult> {
-  try {
-    const value = await compute();
-    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
-  } catch (e) {
-    if (e instanceof DocumentError || e instanceof ExtractError || e instanceof FetchError) {
-      return { isError: true, content: [{ type: "text", text: e.message }] };
-    }
-    throw e;
-  }
-}
+const EXPECTED = [DocumentError, ExtractError, FetchError];
+/** Expected failures become isError results with their message; anything else is a bug and propagates. */
+const answer = <T extends Record<string, unknown>>(compute: () => Promise<T>) =>
+  answerWith(EXPECTED, compute);
 
 function cap(text: string): { text: string; truncated: boolean } {
   return text.length > MAX_OUTPUT_CHARS

@@ -7,9 +7,9 @@
  * answers with an error that says so (DNS failure, refused connection, timeout), never a hang.
  */
 import { fileURLToPath } from "node:url";
+import { answer as answerWith } from "../common/answer.js";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
 import { htmlToMarkdown } from "../common/html.js";
@@ -23,17 +23,10 @@ export interface WebOptions {
   fetch?: typeof fetch;
 }
 
-async function answer<T extends Record<string, unknown>>(compute: () => Promise<T>): Promise<CallToolResult> {
-  try {
-    const value = await compute();
-    return { content: [{ type: "text", text: JSON.stringify(value) }], structuredContent: value };
-  } catch (e) {
-    if (e instanceof FetchError || e instanceof RateLimited) {
-      return { isError: true, content: [{ type: "text", text: e.message }] };
-    }
-    throw e;
-  }
-}
+const EXPECTED = [FetchError, RateLimited];
+/** Expected failures become isError results with their message; anything else is a bug and propagates. */
+const answer = <T extends Record<string, unknown>>(compute: () => Promise<T>) =>
+  answerWith(EXPECTED, compute);
 
 const TEXTUAL = /^(text\/|application\/(json|xml|xhtml\+xml|ld\+json|javascript)|$)/i;
 
