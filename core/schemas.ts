@@ -292,7 +292,10 @@ const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 export function modelJsonSchema(schema: z.ZodType): Record<string, unknown> {
   let js = jsonSchemas.get(schema);
   if (!js) {
-    js = z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }) as Record<string, unknown>;
+    js = z.toJSONSchema(schema, { target: "draft-7", unrepresentable: "any", io: "input" }) as Record<
+      string,
+      unknown
+    >;
     delete js.$schema;
     jsonSchemas.set(schema, js);
   }
