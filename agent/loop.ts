@@ -69,6 +69,8 @@ export interface LoopDeps {
   execute?: typeof runCode;
   /** Who answers questions (hil/). Without one, a NOP pauses the session and failures use budgets only. */
   human?: HumanChannel;
+  /** Ctrl-C presses to turn into a question (with `human`): go on, pause or abort. */
+  interrupts?: InterruptSource;
   onEvent?: (event: LoopEvent) => void;
   signal?: AbortSignal;
   /** Whether a local path exists, for the query guard (default: the file system). */
@@ -99,7 +101,8 @@ type Next =
   | { kind: "step"; decision: DecisionOutput }
   | { kind: "run_code"; step: Step }
   | { kind: "judge"; step: Step }
-  | { kind: "ask"; question: Question; step: Step }
+  /** `step` is absent only for an interrupt question asked again on resume before any step ran. */
+  | { kind: "ask"; question: Question; step?: Step }
   | { kind: "end" };
 
 /** The state of one drive of a session (a run, or a resume). */
@@ -113,7 +116,17 @@ interface Run {
   query: string;
   queryFindings: string;
   ranker: ToolRanker;
+  /** The signal for the move in flight: the session's, plus Ctrl-C interrupts of this one move. */
+  signal?: AbortSignal;
 }
+
+/** Where Ctrl-C presses come from, when a person can be asked what to do about them (the CLI's terminal). */
+export interface InterruptSource {
+  subscribe(listener: () => void): () => void;
+}
+
+/** Moves that wait on a model or run code: Ctrl-C cancels them and asks (the others are instant). */
+const INTERRUPTIBLE = new Set<Next["kind"]>(["start", "decide", "run_code", "judge"]);
 
 export class AgentLoop {
   private readonly clock: Clock;
@@ -164,7 +177,7 @@ export class AgentLoop {
   async resume(session: AgentSession): Promise<AgentSession> {
     const question = pendingQuestion(session);
     const step = session.steps.at(-1);
-    if (session.status !== "awaiting_human" || !question || !step) {
+    if (session.status !== "awaiting_human" || !question || (!step && question.kind !== "interrupt")) {
       throw new ConfigError(`session ${session.session_id} is ${session.status}, not waiting on a question`);
     }
     const s: AgentSession = { ...session, status: "running", status_reason: undefined };
@@ -186,6 +199,7 @@ export class AgentLoop {
       query: s.original_query,
       queryFindings: "",
       ranker: createToolRanker(this.deps.host.tools()),
+      signal: this.deps.signal,
     };
     // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
     const gated = this.human
@@ -220,8 +234,54 @@ export class AgentLoop {
     return s;
   }
 
-  /** One move of the loop: does what `next` says and returns what comes after it. */
+  /**
+   * One move, interruptible when a person can answer: Ctrl-C cancels the model call or code in flight and
+   * asks whether to go on (the move is made again), pause (for pda resume) or abort.
+   */
   private async advance(run: Run, next: Next): Promise<Next> {
+    const interrupts = this.human ? this.deps.interrupts : undefined;
+    if (!interrupts || !INTERRUPTIBLE.has(next.kind)) return this.move(run, next);
+    const phase = new AbortController();
+    run.signal = this.deps.signal ? AbortSignal.any([this.deps.signal, phase.signal]) : phase.signal;
+    const off = interrupts.subscribe(() => phase.abort(new Error("interrupted (Ctrl-C)")));
+    try {
+      const after = await this.move(run, next);
+      return phase.signal.aborted ? this.interrupted(run, next) : after;
+    } catch (e) {
+      if (phase.signal.aborted && !this.deps.signal?.aborted) return this.interrupted(run, next);
+      throw e;
+    } finally {
+      off();
+      run.signal = this.deps.signal;
+    }
+  }
+
+  private async interrupted(run: Run, next: Next): Promise<Next> {
+    const what =
+      next.kind === "run_code"
+        ? `step ${next.step.plan_step ?? next.step.index}'s code`
+        : next.kind === "decide"
+          ? "the decision model call"
+          : "the perception model call";
+    const question: Question = { kind: "interrupt", what, step_index: run.stepIndex };
+    const a = await ask(this.human!, run.s, question);
+    if (a.kind === "interrupt") return next; // go on: make the cancelled move again
+    const step = run.stepIndex === undefined ? undefined : run.s.steps[run.stepIndex];
+    if (step && step.status === "pending") {
+      step.error = { code: "INTERRUPTED", message: `interrupted (Ctrl-C) during ${what}` };
+      this.finishStep(run.s, step, "failed");
+    }
+    if (a.outcome === "defer") return this.pause(run.s, question, a.reason);
+    return this.end(
+      run.s,
+      STOP_STATUS[a.outcome],
+      partialAnswer(run.s),
+      `${a.outcome} by ${a.answered_by}: ${a.reason}`,
+    );
+  }
+
+  /** One move of the loop: does what `next` says and returns what comes after it. */
+  private async move(run: Run, next: Next): Promise<Next> {
     const { s } = run;
     switch (next.kind) {
       case "start": {
@@ -277,7 +337,7 @@ export class AgentLoop {
           if (!g.ok) return this.rejectCode(run, step, g.findings);
         }
         const result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
-          signal: this.deps.signal,
+          signal: run.signal,
           namespaces,
           onLog: (line: string) => this.emit({ type: "log", line }),
         });
@@ -382,9 +442,11 @@ export class AgentLoop {
   }
 
   /** Ask the human and turn the answer into what comes next. */
-  private async answer(run: Run, question: Question, step: Step): Promise<Next> {
+  private async answer(run: Run, question: Question, maybeStep: Step | undefined): Promise<Next> {
     const { s } = run;
     const a = await ask(this.human!, s, question);
+    if (a.kind === "interrupt") return this.afterPause(run);
+    const step = maybeStep!;
     if (a.kind === "stop") {
       if (a.outcome === "defer") return this.pause(s, question, a.reason);
       return this.end(
@@ -439,6 +501,21 @@ export class AgentLoop {
     }
   }
 
+  /** Going on after a pause at an interrupt: decide again from the last perception (or start over). */
+  private afterPause(run: Run): Next {
+    const last = run.s.snapshots.at(-1);
+    if (!last) return { kind: "start" };
+    const plan = currentPlan(run.s);
+    return {
+      kind: "decide",
+      mode: plan ? "mid_session" : "initial",
+      snapshot: last.snapshot,
+      guidance: "The session was interrupted (Ctrl-C) and is going on again: pick up where it stopped.",
+      reason: plan ? "next_step" : "initial",
+      trigger: `snapshot:${last.index}`,
+    };
+  }
+
   /** Stop here with the question kept, so `pda resume` can ask it again, even after a restart. */
   private pause(s: AgentSession, question: Question, reason: string): Next {
     s.pending_human = question as Record<string, unknown>;
@@ -462,7 +539,7 @@ export class AgentLoop {
       humanInputs: s.state.human_inputs,
       plan: currentPlan(s),
       history: s.steps,
-      signal: this.deps.signal,
+      signal: run.signal,
     };
     const phase = this.deps.hooks?.perception ?? defaultPerception;
     const out = await this.track(
@@ -501,7 +578,7 @@ export class AgentLoop {
       toolStats: this.deps.memory?.toolStats() ?? "",
       plan: currentPlan(s),
       history: s.steps,
-      signal: this.deps.signal,
+      signal: run.signal,
     };
     const phase = this.deps.hooks?.decision ?? defaultDecision;
     const out = await this.track(

@@ -2,7 +2,7 @@
 import { createInterface } from "node:readline/promises";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { summarize, type LoopEvent } from "../agent/index.js";
+import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
 import { ConfigError, type AgentSession } from "../core/index.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
@@ -50,11 +50,13 @@ async function runOne(
   query: string,
   json: boolean,
   verbose: boolean,
-  signal?: AbortSignal,
+  sigint?: ReturnType<typeof cancelOnSigint>,
 ): Promise<AgentSession> {
   const trace = traceTo(rt, json, verbose);
   try {
-    return await rt.loop({ signal, onEvent: trace.onEvent }).run(query);
+    return await rt
+      .loop({ signal: sigint?.signal, interrupts: sigint?.interrupts, onEvent: trace.onEvent })
+      .run(query);
   } finally {
     trace.dispose();
   }
@@ -83,16 +85,38 @@ export function printOutcome(s: AgentSession, json: boolean) {
   }
 }
 
-/** Ctrl-C cancels the session in flight (it ends with a status and is logged); a second one exits. */
-export function cancelOnSigint(): { signal: AbortSignal; dispose(): void } {
+/**
+ * Ctrl-C while a session runs. With a person at the terminal (`rt.human` is the terminal channel), it
+ * interrupts the model call or code in flight and the loop asks: go on, pause or abort. Otherwise it cancels
+ * the session (it ends aborted and is logged). A second Ctrl-C within a second, or one while cancelling,
+ * exits at once.
+ */
+export function cancelOnSigint(rt?: Runtime): {
+  signal: AbortSignal;
+  interrupts?: InterruptSource;
+  dispose(): void;
+} {
   const ac = new AbortController();
+  const listeners = new Set<() => void>();
+  const interruptible = rt?.human.name === "terminal";
+  let last = 0;
   const onSigint = () => {
-    if (ac.signal.aborted) process.exit(130);
+    const now = Date.now();
+    if (ac.signal.aborted || now - last < 1000) process.exit(130);
+    last = now;
+    if (interruptible && listeners.size > 0) {
+      process.stderr.write(chalk.yellow("\ninterrupted (Ctrl-C again at once to exit)\n"));
+      for (const l of [...listeners]) l();
+      return;
+    }
     process.stderr.write(chalk.yellow("\ncancelling… (Ctrl-C again to exit now)\n"));
     ac.abort(new Error("cancelled by Ctrl-C"));
   };
   process.on("SIGINT", onSigint);
-  return { signal: ac.signal, dispose: () => process.off("SIGINT", onSigint) };
+  const interrupts: InterruptSource | undefined = interruptible
+    ? { subscribe: (l) => (listeners.add(l), () => void listeners.delete(l)) }
+    : undefined;
+  return { signal: ac.signal, interrupts, dispose: () => process.off("SIGINT", onSigint) };
 }
 
 /**
@@ -134,9 +158,9 @@ export function registerRun(program: Command) {
       const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
       if (!query.trim()) throw new ConfigError("pda run: the query is empty");
       const rt = await openRuntime(opts);
-      const sigint = cancelOnSigint();
+      const sigint = cancelOnSigint(rt);
       try {
-        const s = await runOne(rt, query, !!opts.json, !!opts.verbose, sigint.signal);
+        const s = await runOne(rt, query, !!opts.json, !!opts.verbose, sigint);
         printOutcome(s, !!opts.json);
         return s.status === "succeeded" ? 0 : 1;
       } finally {
@@ -172,9 +196,9 @@ export function registerRun(program: Command) {
             }
             continue;
           }
-          const sigint = cancelOnSigint();
+          const sigint = cancelOnSigint(rt);
           try {
-            const s = await runOne(rt, line, !!opts.json, !!opts.verbose, sigint.signal);
+            const s = await runOne(rt, line, !!opts.json, !!opts.verbose, sigint);
             printOutcome(s, !!opts.json);
             last = s.status === "succeeded" ? 0 : 1;
           } finally {

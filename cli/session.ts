@@ -25,7 +25,7 @@ export function registerSession(program: Command) {
       runCommand(async () => {
         const opts = globalOptions(cmd);
         const rt = await openRuntime(opts);
-        const sigint = cancelOnSigint();
+        const sigint = cancelOnSigint(rt);
         const trace = traceTo(rt, !!opts.json, !!opts.verbose);
         try {
           const logged = rt.store.getSession(id);
@@ -36,7 +36,9 @@ export function registerSession(program: Command) {
           }
           if (!opts.json)
             process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
-          const s = await rt.loop({ signal: sigint.signal, onEvent: trace.onEvent }).resume(logged);
+          const s = await rt
+            .loop({ signal: sigint.signal, interrupts: sigint.interrupts, onEvent: trace.onEvent })
+            .resume(logged);
           printOutcome(s, !!opts.json);
           return s.status === "succeeded" ? 0 : 1;
         } finally {

@@ -32,30 +32,36 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     clarification: stop("fail"),
     approval: stop("fail"),
     elicitation: { answer: { action: "cancel" } },
+    // Ctrl-C was pressed, so someone wants the session stopped; only defer pauses and skip goes on.
+    interrupt: stop("abort"),
   },
   skip: {
     tool_failure: { answer: { choice: "skip" } },
     clarification: { answer: { choice: "no_answer" } },
     approval: { answer: { choice: "deny" } },
     elicitation: { answer: { action: "decline" } },
+    interrupt: { answer: { choice: "continue" } },
   },
   abort: {
     tool_failure: stop("abort"),
     clarification: stop("abort"),
     approval: stop("abort"),
     elicitation: { answer: { action: "cancel" } },
+    interrupt: stop("abort"),
   },
   deny: {
     tool_failure: stop("fail"),
     clarification: stop("fail"),
     approval: { answer: { choice: "deny" } },
     elicitation: { answer: { action: "decline" } },
+    interrupt: stop("abort"),
   },
   defer: {
     tool_failure: stop("defer"),
     clarification: stop("defer"),
     approval: stop("defer"),
     elicitation: { answer: { action: "cancel" } },
+    interrupt: stop("defer"),
   },
 };
 

@@ -54,15 +54,31 @@ export const ElicitationQuestion = z.object({
 });
 export type ElicitationQuestion = z.infer<typeof ElicitationQuestion>;
 
+/** Ctrl-C cancelled a model or tool call in flight: go on (make the call again), pause, or abort? */
+export const InterruptQuestion = z.object({
+  kind: z.literal("interrupt"),
+  /** What was cancelled, e.g. "the decision model call" or "step 2's code". */
+  what: z.string(),
+  step_index: z.number().int().min(0).optional(),
+});
+export type InterruptQuestion = z.infer<typeof InterruptQuestion>;
+
 export const Question = z.discriminatedUnion("kind", [
   ToolFailureQuestion,
   ClarificationQuestion,
   ApprovalQuestion,
   ElicitationQuestion,
+  InterruptQuestion,
 ]);
 export type Question = z.infer<typeof Question>;
 export type QuestionKind = Question["kind"];
-export const QUESTION_KINDS = ["tool_failure", "clarification", "approval", "elicitation"] as const;
+export const QUESTION_KINDS = [
+  "tool_failure",
+  "clarification",
+  "approval",
+  "elicitation",
+  "interrupt",
+] as const;
 export const QuestionKind = z.enum(QUESTION_KINDS);
 
 // ---------- answers ----------
@@ -136,6 +152,14 @@ export const ElicitationAnswer = z.discriminatedUnion("action", [
 ]);
 export type ElicitationAnswer = z.infer<typeof ElicitationAnswer>;
 
+/** Go on after an interrupt; pausing and aborting are StopAnswers (defer, abort). */
+export const InterruptAnswer = z.object({
+  kind: z.literal("interrupt"),
+  choice: z.literal("continue"),
+  ...common,
+});
+export type InterruptAnswer = z.infer<typeof InterruptAnswer>;
+
 export const StopOutcome = z.enum(["abort", "fail", "defer"]);
 export type StopOutcome = z.infer<typeof StopOutcome>;
 
@@ -165,6 +189,7 @@ export const Answer = z.discriminatedUnion("kind", [
   ClarificationAnswer,
   ApprovalAnswer,
   ElicitationAnswer,
+  InterruptAnswer,
   StopAnswer,
 ]);
 export type Answer = z.infer<typeof Answer>;
@@ -176,7 +201,9 @@ export type AnswerOf<K extends QuestionKind> = K extends "tool_failure"
     ? ClarificationAnswer | StopAnswer
     : K extends "approval"
       ? ApprovalAnswer | StopAnswer
-      : ElicitationAnswer;
+      : K extends "interrupt"
+        ? InterruptAnswer | StopAnswer
+        : ElicitationAnswer;
 
 /** Validate an answer against the question it answers; a channel calls this before returning. */
 export function checkAnswer<Q extends Question>(q: Q, a: unknown): AnswerOf<Q["kind"]> {
@@ -211,6 +238,8 @@ export function questionText(q: Question): string {
       return `allow ${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args)})?`;
     case "elicitation":
       return `${q.server} asks: ${q.message}`;
+    case "interrupt":
+      return `interrupted (Ctrl-C) during ${q.what}: continue, pause or abort?`;
   }
 }
 
@@ -227,6 +256,8 @@ export function answerText(a: Answer): string {
       return a.choice;
     case "elicitation":
       return a.action === "accept" ? `accept: ${JSON.stringify(a.content)}` : a.action;
+    case "interrupt":
+      return a.choice;
     case "stop":
       return `${a.outcome}: ${a.reason}`;
   }

@@ -18,6 +18,7 @@ const TITLES = {
   clarification: "The agent has a question",
   approval: "Approval needed",
   elicitation: "A tool asks for input",
+  interrupt: "Interrupted",
 } as const;
 
 function header(title: string, width: number, c: ChalkInstance): string {
@@ -91,6 +92,9 @@ export function renderQuestion(q: Question, opts: RenderOptions = {}): string {
       }
       break;
     }
+    case "interrupt":
+      lines.push(`Ctrl-C cancelled ${c.bold(q.what)}. Nothing after it has run.`);
+      break;
   }
   return lines.join("\n") + "\n";
 }

@@ -49,4 +49,5 @@ export const SAMPLE_QUESTIONS: Record<QuestionKind, Question> = {
       required: ["name", "email", "seats"],
     },
   },
+  interrupt: { kind: "interrupt", what: "the decision model call", step_index: 1 },
 };

@@ -6,6 +6,7 @@
  *   clarification: ["metric units", {choice: no_answer}, {choice: defer}]
  *   approval: [allow_once, deny]
  *   elicitation: [{action: accept, content: {name: Ada}}, decline]
+ *   interrupt: [continue, {choice: defer}, abort]
  *
  * Any entry may carry `expect: <text>`: the question's one-line text must contain it (HIL_SCRIPT_MISMATCH).
  * Stops (`abort`, `fail`, `defer`) may stand for any kind but elicitation.
@@ -62,6 +63,11 @@ const ApprovalEntry = z.preprocess(
   z.discriminatedUnion("choice", [z.strictObject({ choice: ApprovalChoice, ...expect }), stopEntry]),
 );
 
+const InterruptEntry = z.preprocess(
+  asChoice("choice"),
+  z.discriminatedUnion("choice", [z.strictObject({ choice: z.literal("continue"), ...expect }), stopEntry]),
+);
+
 const ElicitationEntry = z.preprocess(
   asChoice("action"),
   z.discriminatedUnion("action", [
@@ -78,6 +84,7 @@ export const ScriptFile = z.preprocess(
     clarification: z.array(ClarificationEntry).optional(),
     approval: z.array(ApprovalEntry).optional(),
     elicitation: z.array(ElicitationEntry).optional(),
+    interrupt: z.array(InterruptEntry).optional(),
   }),
 );
 export type ScriptFile = z.infer<typeof ScriptFile>;
@@ -100,6 +107,7 @@ export class ScriptedChannel implements HumanChannel {
     clarification: 0,
     approval: 0,
     elicitation: 0,
+    interrupt: 0,
   };
   /** Named in errors so a failing test points at its script. */
   private readonly source: string;
@@ -113,6 +121,7 @@ export class ScriptedChannel implements HumanChannel {
       clarification: (s.clarification ?? []) as Entry[],
       approval: (s.approval ?? []) as Entry[],
       elicitation: (s.elicitation ?? []) as Entry[],
+      interrupt: (s.interrupt ?? []) as Entry[],
     };
     this.source = opts?.source ?? "scripted answers";
     this.clock = opts?.clock ?? systemClock;

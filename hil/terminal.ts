@@ -128,6 +128,26 @@ export class TerminalChannel implements HumanChannel {
       }
       case "elicitation":
         return this.elicitation(q, ctx);
+      case "interrupt": {
+        const choice = await select(
+          {
+            message: "What now?",
+            choices: [
+              { value: "continue", name: "Go on", description: "Make the cancelled call again and carry on" },
+              {
+                value: "defer",
+                name: "Pause",
+                description: "Stop here; continue later with pda resume <id>",
+              },
+              { value: "abort", name: "Abort the session" },
+            ],
+          },
+          ctx,
+        );
+        if (choice === "continue") return { kind: "interrupt", choice };
+        const reason = choice === "abort" ? "aborted at the terminal" : "paused at the terminal";
+        return { kind: "stop", question_kind: "interrupt", outcome: choice, reason };
+      }
     }
   }
 
