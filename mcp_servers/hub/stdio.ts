@@ -84,6 +84,11 @@ export class ChildStdioTransport implements Transport {
       cwd: this.params.cwd,
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true,
+      // At a terminal, Ctrl-C goes to the whole foreground process group: servers in it would die with every
+      // interrupt (and a simulator lose its episode) while pda asks the person what to do. A session of their
+      // own keeps them out of it; the exit hook above still kills them when pda exits. Without a terminal
+      // (batch, CI) they stay in pda's group: their own session made calls slower under heavy load.
+      detached: !!process.stdin.isTTY,
     });
     this.child = child;
     live.add(child);
