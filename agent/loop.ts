@@ -20,7 +20,6 @@ import {
   type DecisionOutput,
   type PerceptionSnapshot,
   type PlanReason,
-  type PlanVersion,
   type SessionRecorder,
   type SessionStatus,
   type SnapshotType,
@@ -28,9 +27,9 @@ import {
   type ToolHost,
 } from "../core/index.js";
 import type { DecisionInput } from "../decision/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import type { ModelProvider } from "../llm/types.js";
 import type { PerceptionInput } from "../perception/index.js";
-import { attemptsOf, budgetRules, firstStop, type StopRule } from "./budgets.js";
+import { budgetRules, firstStop, type StopRule } from "./budgets.js";
 import type { LoopEvent } from "./events.js";
 import { STOP_STATUS, questionText, type HumanChannel, type Question } from "../hil/index.js";
 import {
@@ -48,6 +47,8 @@ import { defaultDecision, defaultPerception, type LoopHooks } from "./hooks.js";
 import { approvalGate, ask, pendingQuestion, type HumanDeps } from "./human.js";
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
+import { trackModelCall } from "./model-call.js";
+import { newStep, nextPlanVersion, partialAnswer, stepDecision, type StepDecision } from "./plan.js";
 
 /** What the loop asks of memory: rendered text for the prompts ("" when there is nothing). */
 export interface MemoryService {
@@ -542,7 +543,8 @@ export class AgentLoop {
       signal: run.signal,
     };
     const phase = this.deps.hooks?.perception ?? defaultPerception;
-    const out = await this.track(
+    const out = await trackModelCall(
+      { recorder: this.deps.recorder, clock: this.clock },
       s,
       "perception",
       this.deps.models.perception,
@@ -581,7 +583,8 @@ export class AgentLoop {
       signal: run.signal,
     };
     const phase = this.deps.hooks?.decision ?? defaultDecision;
-    const out = await this.track(
+    const out = await trackModelCall(
+      { recorder: this.deps.recorder, clock: this.clock },
       s,
       "decision",
       this.deps.models.decision,
@@ -608,92 +611,18 @@ export class AgentLoop {
     }).tools;
   }
 
-  /** Calls a model phase, counting usage and logging the call (failed ones too). */
-  private async track<T extends { result: GenerateResult<unknown>; prompt: string }>(
-    s: AgentSession,
-    role: string,
-    model: ModelProvider,
-    promptOf: () => { system: string; prompt: string },
-    call: () => Promise<T>,
-  ): Promise<T> {
-    const startedAt = this.clock.iso();
-    const t0 = this.clock.now();
-    try {
-      const out = await call();
-      const { usage } = out.result;
-      s.usage.llm_calls += out.result.attempts;
-      s.usage.input_tokens += usage.input_tokens;
-      s.usage.output_tokens += usage.output_tokens;
-      s.usage.tokens += usage.input_tokens + usage.output_tokens;
-      s.usage.cost_usd += out.result.cost_usd ?? 0;
-      this.deps.recorder.recordLlmCall(s.session_id, {
-        role,
-        provider: out.result.provider,
-        model: out.result.model,
-        ok: true,
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        latency_ms: out.result.latency_ms,
-        attempts: out.result.attempts,
-        cost_usd: out.result.cost_usd,
-        prompt: out.prompt,
-        raw_response: out.result.raw,
-        value: out.result.value,
-        started_at: startedAt,
-      });
-      return out;
-    } catch (e) {
-      s.usage.llm_calls += 1;
-      const p = promptOf();
-      this.deps.recorder.recordLlmCall(s.session_id, {
-        role,
-        provider: model.provider,
-        model: model.model,
-        ok: false,
-        input_tokens: 0,
-        output_tokens: 0,
-        latency_ms: this.clock.now() - t0,
-        attempts: 1,
-        prompt: `${p.system}\n${p.prompt}`,
-        raw_response: (e as { raw?: string }).raw ?? "",
-        error: `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`,
-        started_at: startedAt,
-      });
-      throw e;
-    }
-  }
-
   /** A new plan version only when the plan text changes; moving to the next step of the same plan is not one. */
   private adoptPlan(s: AgentSession, d: DecisionOutput, reason: PlanReason, trigger: string) {
-    const cur = currentPlan(s);
-    if (cur && sameLines(cur.plan_text, d.plan_text)) return;
-    const plan: PlanVersion = {
-      version: (cur?.version ?? 0) + 1,
-      plan_text: d.plan_text,
-      steps: [],
-      reason: cur ? reason : "initial",
-      triggered_by: trigger,
-      created_at: this.clock.iso(),
-    };
+    const plan = nextPlanVersion(s, d, reason, trigger, this.clock.iso());
+    if (!plan) return;
     s.plan_versions.push(plan);
     this.deps.recorder.savePlanVersion(s.session_id, plan);
     this.emit({ type: "plan", plan });
   }
 
-  private beginStep(s: AgentSession, d: Omit<DecisionOutput, "plan_text">): Step {
+  private beginStep(s: AgentSession, d: StepDecision): Step {
     const plan = currentPlan(s)!;
-    const step: Step = {
-      index: s.steps.length,
-      plan_step: d.step_index,
-      description: d.description,
-      type: d.type,
-      code: d.type === "CODE" ? d.code : undefined,
-      conclusion: d.type === "CONCLUDE" ? d.conclusion : undefined,
-      question: d.type === "NOP" ? d.question : undefined,
-      status: "pending",
-      attempts: d.type === "CODE" ? attemptsOf(s, d.step_index) + 1 : 1,
-      plan_version: plan.version,
-    };
+    const step = newStep(s, d);
     s.steps.push(step);
     plan.steps.push(step.index);
     this.deps.recorder.saveStep(s.session_id, step);
@@ -727,31 +656,7 @@ export class AgentLoop {
   }
 }
 
-/** The decision a step was taken from, to begin a retry of it. */
-function stepDecision(step: Step): Omit<DecisionOutput, "plan_text"> {
-  return {
-    step_index: step.plan_step ?? 0,
-    description: step.description,
-    type: step.type,
-    code: step.code,
-    conclusion: step.conclusion,
-    question: step.question,
-  };
-}
-
 /** The query guard's view of the file system: does a path the user named exist? */
 function existsOnDisk(path: string): boolean {
   return existsSync(path.startsWith("~/") ? join(homedir(), path.slice(2)) : path);
-}
-
-function sameLines(a: string[], b: string[]): boolean {
-  return a.length === b.length && a.every((line, i) => line.trim() === b[i]!.trim());
-}
-
-/** The best answer a stopped session has: perception's summary if it had one, else the last good result. */
-function partialAnswer(s: AgentSession): string | null {
-  if (s.state.solution_summary && s.state.solution_summary !== "not ready yet")
-    return s.state.solution_summary;
-  const good = [...s.steps].reverse().find((st) => st.execution_result?.ok);
-  return good ? JSON.stringify(good.execution_result!.value) : null;
 }

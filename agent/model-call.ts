@@ -1,0 +1,67 @@
+/**
+ * One model call of the loop, counted and logged: usage (calls, tokens, cost) goes on the session, and the
+ * call — prompt, raw response, value, or the error of a failed one — to the recorder as it happens.
+ */
+import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
+import type { GenerateResult, ModelProvider } from "../llm/types.js";
+
+export interface PromptText {
+  system: string;
+  prompt: string;
+}
+
+export async function trackModelCall<T extends { result: GenerateResult<unknown>; prompt: string }>(
+  ctx: { recorder: SessionRecorder; clock: Clock },
+  s: AgentSession,
+  role: string,
+  model: ModelProvider,
+  promptOf: () => PromptText,
+  call: () => Promise<T>,
+): Promise<T> {
+  const startedAt = ctx.clock.iso();
+  const t0 = ctx.clock.now();
+  try {
+    const out = await call();
+    const { usage } = out.result;
+    s.usage.llm_calls += out.result.attempts;
+    s.usage.input_tokens += usage.input_tokens;
+    s.usage.output_tokens += usage.output_tokens;
+    s.usage.tokens += usage.input_tokens + usage.output_tokens;
+    s.usage.cost_usd += out.result.cost_usd ?? 0;
+    ctx.recorder.recordLlmCall(s.session_id, {
+      role,
+      provider: out.result.provider,
+      model: out.result.model,
+      ok: true,
+      input_tokens: usage.input_tokens,
+      output_tokens: usage.output_tokens,
+      latency_ms: out.result.latency_ms,
+      attempts: out.result.attempts,
+      cost_usd: out.result.cost_usd,
+      prompt: out.prompt,
+      raw_response: out.result.raw,
+      value: out.result.value,
+      started_at: startedAt,
+    });
+    return out;
+  } catch (e) {
+    s.usage.llm_calls += 1;
+    // The prompt is rendered again only for the log of a failed call; a successful one returns it.
+    const p = promptOf();
+    ctx.recorder.recordLlmCall(s.session_id, {
+      role,
+      provider: model.provider,
+      model: model.model,
+      ok: false,
+      input_tokens: 0,
+      output_tokens: 0,
+      latency_ms: ctx.clock.now() - t0,
+      attempts: 1,
+      prompt: `${p.system}\n${p.prompt}`,
+      raw_response: (e as { raw?: string }).raw ?? "",
+      error: `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`,
+      started_at: startedAt,
+    });
+    throw e;
+  }
+}
