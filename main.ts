@@ -36,6 +36,12 @@ function commandName(argv: string[]): string | undefined {
   return undefined;
 }
 
+// `pda tools | head`: the reader went away; stop quietly instead of crashing on EPIPE.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(0);
+  throw e;
+});
+
 const program = new Command()
   .name("pda")
   .description("Perception–Decision–Action agents over MCP tools, with SQLite memory and a human in the loop")

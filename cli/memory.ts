@@ -99,6 +99,7 @@ function sessionLine(s: SessionListItem): string {
 
 function indent(text: string, prefix: string): string {
   return text
+    .trimEnd()
     .split("\n")
     .map((l) => `${prefix}${l}`)
     .join("\n");
