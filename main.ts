@@ -52,6 +52,7 @@ const program = new Command()
   )
   .option("--db <path>", "SQLite session store (env PDA_DB; default: the user's data directory)")
   .option("--verbose", "more detail in traces and errors")
+  .configureHelp({ showGlobalOptions: true })
   .showHelpAfterError()
   // Bad usage (unknown command or option, missing argument) exits 2, as DESIGN.md says; help and version 0.
   .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));

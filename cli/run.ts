@@ -152,7 +152,19 @@ export function registerRun(program: Command) {
     program
       .command("run")
       .description("answer one query: perceive, plan, run tools, check, answer")
-      .argument("<query>", "the request, in plain language"),
+      .argument("<query>", "the request, in plain language")
+      .addHelpText(
+        "after",
+        `
+Examples:
+  pda run "What is 32 + 5 - 3 * 2"
+  pda run "What is 32 + 5 - 3 * 2" --model scripted:config/demo/calculator.yaml   # no key needed
+  pda run "Sum the first 10 Fibonacci numbers" --model gemini:gemini-2.5-flash --json
+  pda run "Put the red block in the target" --profile robot-team --hil terminal
+
+Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2 bad usage or config;
+3 no model or server could be reached. Sessions are logged to --db; see them with pda sessions / pda show.`,
+      ),
   ).action(async (query: string, _opts, cmd: Command) =>
     runCommand(async () => {
       const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
