@@ -2,6 +2,9 @@
 /** The `pda` command line: parses, wires the command groups in cli/, nothing else. */
 import { Command } from "commander";
 
+// NO_COLOR (no-color.org): chalk reads only FORCE_COLOR, and command groups (with chalk) load after this line.
+if (process.env.NO_COLOR) process.env.FORCE_COLOR = "0";
+
 type Register = (program: Command) => void;
 
 /**
