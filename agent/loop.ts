@@ -90,7 +90,8 @@ export interface RunOptions {
 
 /** What the loop does next: it runs `while (next.kind !== "end")` over these. */
 type Next =
-  | { kind: "start" }
+  /** `retried`: the model's last reply for this move could not be used, and the move is being made again. */
+  | { kind: "start"; retried?: boolean }
   | {
       kind: "decide";
       mode: "initial" | "mid_session";
@@ -98,11 +99,12 @@ type Next =
       guidance?: string;
       reason: PlanReason;
       trigger: string;
+      retried?: boolean;
     }
   | { kind: "step"; decision: DecisionOutput }
   | { kind: "run_code"; step: Step }
-  | { kind: "judge"; step: Step }
-  /** `step` is absent only for an interrupt question asked again on resume before any step ran. */
+  | { kind: "judge"; step: Step; retried?: boolean }
+  /** `step` is the step the question is about; absent for questions about no step (interrupts, unusable output). */
   | { kind: "ask"; question: Question; step?: Step }
   | { kind: "end" };
 
@@ -177,8 +179,11 @@ export class AgentLoop {
   /** Continues a session paused on a human (status awaiting_human): asks the pending question again. */
   async resume(session: AgentSession): Promise<AgentSession> {
     const question = pendingQuestion(session);
-    const step = session.steps.at(-1);
-    if (session.status !== "awaiting_human" || !question || (!step && question.kind !== "interrupt")) {
+    // The step the question is about, if any (an interrupt or an unusable-output question has none to finish).
+    const index =
+      question && question.kind !== "interrupt" && "step_index" in question ? question.step_index : undefined;
+    const step = index === undefined ? undefined : session.steps[index];
+    if (session.status !== "awaiting_human" || !question) {
       throw new ConfigError(`session ${session.session_id} is ${session.status}, not waiting on a question`);
     }
     const s: AgentSession = { ...session, status: "running", status_reason: undefined };
@@ -298,12 +303,24 @@ export class AgentLoop {
             run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
         }
         run.memory = this.deps.memory?.recall(run.query) ?? "";
-        const snap = await this.perceive(run, { mode: "user_query" }, "user_query");
+        let snap: PerceptionSnapshot;
+        try {
+          snap = await this.perceive(run, { mode: "user_query" }, "user_query");
+        } catch (e) {
+          if (!unusableReply(e) || next.retried) throw e;
+          return { kind: "start", retried: true };
+        }
         if (snap.original_goal_achieved) return this.end(s, "succeeded", snap.solution_summary);
         return { kind: "decide", mode: "initial", snapshot: snap, reason: "initial", trigger: "snapshot:0" };
       }
       case "decide": {
-        const d = await this.decide(run, next);
+        let d: DecisionOutput;
+        try {
+          d = await this.decide(run, next);
+        } catch (e) {
+          if (!unusableReply(e)) throw e;
+          return this.afterUnusableDecision(run, next, e);
+        }
         this.adoptPlan(s, d, next.reason, next.trigger);
         return { kind: "step", decision: d };
       }
@@ -359,7 +376,13 @@ export class AgentLoop {
         return { kind: "judge", step };
       }
       case "judge":
-        return this.judge(run, next.step);
+        try {
+          return await this.judge(run, next.step);
+        } catch (e) {
+          // Perception's reply could not be used even after its repair round: ask it once more, then fail typed.
+          if (!unusableReply(e) || next.retried) throw e;
+          return { ...next, retried: true };
+        }
       case "ask":
         return this.answer(run, next.question, next.step);
       case "end":
@@ -442,12 +465,53 @@ export class AgentLoop {
     };
   }
 
+  /**
+   * The decision's reply could not be used even after the provider's repair round: decide again, showing the
+   * model why; if that fails too, ask the human how to go on (or, with no one to ask, fail with the typed error).
+   */
+  private async afterUnusableDecision(
+    run: Run,
+    next: Extract<Next, { kind: "decide" }>,
+    e: ModelError,
+  ): Promise<Next> {
+    const why = `${e.code}: ${e.message}`;
+    const add = (text: string) => [next.guidance, text].filter(Boolean).join("\n");
+    if (!next.retried) {
+      return {
+        ...next,
+        retried: true,
+        guidance: add(
+          `Your last reply could not be used (${why}). Reply with one JSON object that follows the schema exactly.`,
+        ),
+      };
+    }
+    if (!this.human) throw e;
+    const question: Question = {
+      kind: "clarification",
+      question: `The model could not give a usable next step twice (${why}). How should the agent go on?`,
+      context: run.s.original_query,
+    };
+    const a = await ask(this.human, run.s, question);
+    if (a.kind === "stop") {
+      if (a.outcome === "defer") return this.pause(run.s, question, a.reason);
+      return this.end(
+        run.s,
+        STOP_STATUS[a.outcome],
+        partialAnswer(run.s),
+        `${a.outcome} by ${a.answered_by}: ${a.reason}`,
+      );
+    }
+    const advice =
+      a.choice === "answer"
+        ? `The human says how to go on: ${a.text}`
+        : "The human gave no advice: keep the next step simple.";
+    return { ...next, retried: false, guidance: add(advice) };
+  }
+
   /** Ask the human and turn the answer into what comes next. */
   private async answer(run: Run, question: Question, maybeStep: Step | undefined): Promise<Next> {
     const { s } = run;
     const a = await ask(this.human!, s, question);
-    if (a.kind === "interrupt") return this.afterPause(run);
-    const step = maybeStep!;
     if (a.kind === "stop") {
       if (a.outcome === "defer") return this.pause(s, question, a.reason);
       return this.end(
@@ -457,6 +521,9 @@ export class AgentLoop {
         `${a.outcome} by ${a.answered_by}: ${a.reason}`,
       );
     }
+    // An interrupt, or a question about no step (asked again on resume): go on from the last perception.
+    if (a.kind === "interrupt" || !maybeStep) return this.afterPause(run);
+    const step = maybeStep;
     const snapshot = s.snapshots.at(-1)!.snapshot;
     const decideAfter = (guidance: string, reason: PlanReason): Next => ({
       kind: "decide",
@@ -511,7 +578,8 @@ export class AgentLoop {
       kind: "decide",
       mode: plan ? "mid_session" : "initial",
       snapshot: last.snapshot,
-      guidance: "The session was interrupted (Ctrl-C) and is going on again: pick up where it stopped.",
+      guidance:
+        "The session was paused and is going on again (the human's answers are above): pick up where it stopped.",
       reason: plan ? "next_step" : "initial",
       trigger: `snapshot:${last.index}`,
     };
@@ -654,6 +722,13 @@ export class AgentLoop {
   private emit(event: LoopEvent) {
     this.deps.onEvent?.(event);
   }
+}
+
+/** A reply the provider could not turn into a valid value, even after its repair round. */
+function unusableReply(e: unknown): e is ModelError {
+  return (
+    e instanceof ModelError && ["MODEL_INVALID_OUTPUT", "MODEL_TRUNCATED", "MODEL_EMPTY"].includes(e.code)
+  );
 }
 
 /** The query guard's view of the file system: does a path the user named exist? */

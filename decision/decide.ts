@@ -55,7 +55,12 @@ export function decisionPrompt(input: DecisionInput): { system: string; prompt: 
     perception: renderSnapshot(input.snapshot),
     memory: input.memory,
   };
-  if (input.mode === "initial") return { system, prompt: renderPrompt("decision/initial", common) };
+  if (input.mode === "initial") {
+    return {
+      system,
+      prompt: renderPrompt("decision/initial", { ...common, guidance: input.guidance ?? "" }),
+    };
+  }
   const prompt = renderPrompt("decision/mid_session", {
     ...common,
     plan_version: String(input.plan?.version ?? 0),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ScriptedChannel } from "../../hil/index.js";
 import { achieved, code, snap, startHarness, stepOk, type Harness } from "./harness.js";
 
 let h: Harness;
@@ -249,5 +250,62 @@ describe("cancellation", () => {
     expect(s.status_reason).toMatch(/cancelled: Ctrl-C/);
     expect(s.steps[0]!.execution_result!.error!.code).toBe("SANDBOX_CANCELLED");
     expect(h.store.getSession(s.session_id).status).toBe("aborted");
+  });
+});
+
+describe("replies the model cannot get right", () => {
+  const junk = { raw: "I think the answer is probably 42, let me know!" };
+
+  it("a decision still unusable after the repair round is made again, showing the model why", async () => {
+    const { loop, transport } = h.loop({
+      perception: [snap(), achieved("42")],
+      decision: [junk, junk, code(PLAN, 0, "return await multiply(6, 7)")],
+    });
+    const s = await loop.run("6 times 7");
+    expect(s.status).toBe("succeeded");
+    const decisions = transport.calls.filter((c) => c.role === "decision");
+    expect(decisions).toHaveLength(3);
+    expect(decisions[2]!.prompt).toMatch(/Your last reply could not be used \(MODEL_INVALID_OUTPUT/);
+    expect(h.store.llmCalls(s.session_id).map((c) => [c.role, c.ok])).toEqual([
+      ["perception", true],
+      ["decision", false],
+      ["decision", true],
+      ["perception", true],
+    ]);
+  });
+
+  it("unusable twice: the human is asked how to go on, and the answer reaches the model", async () => {
+    const human = new ScriptedChannel({
+      clarification: [{ choice: "answer", text: "just multiply 6 by 7" }],
+    });
+    const { loop, transport } = h.loop(
+      {
+        perception: [snap(), achieved("42")],
+        decision: [junk, junk, junk, junk, code(PLAN, 0, "return await multiply(6, 7)")],
+      },
+      {},
+      { human },
+    );
+    const s = await loop.run("6 times 7");
+    expect(s.status).toBe("succeeded");
+    expect(s.state.human_inputs[0]).toMatchObject({ kind: "clarification", answer: "just multiply 6 by 7" });
+    expect(s.state.human_inputs[0]!.question).toMatch(/could not give a usable next step twice/);
+    expect(transport.calls.filter((c) => c.role === "decision").at(-1)!.prompt).toMatch(
+      /The human says how to go on: just multiply 6 by 7/,
+    );
+  });
+
+  it("unusable twice with no one to ask: the session fails with the typed error, never a crash or a silent NOP", async () => {
+    const { loop } = h.loop({ perception: [snap()], decision: [junk, junk, junk, junk] });
+    const s = await loop.run("6 times 7");
+    expect(s.status).toBe("failed");
+    expect(s.status_reason).toMatch(/MODEL_INVALID_OUTPUT|could not|JSON/i);
+    expect(s.steps).toHaveLength(0);
+  });
+
+  it("a perception reply still unusable after its repair round is asked for once more", async () => {
+    const { loop } = h.loop({ perception: [junk, junk, achieved("hello")] });
+    const s = await loop.run("hello");
+    expect(s).toMatchObject({ status: "succeeded", state: { final_answer: "hello" } });
   });
 });
