@@ -32,6 +32,11 @@ export interface RunOptions {
   namespaces?: Namespaces;
   /** Each console line as it is written. */
   onLog?: (line: string) => void;
+  /**
+   * Milliseconds the step has spent so far waiting on a person (an approval asked from inside a tool call).
+   * They do not count against timeout_ms: a person thinking is not the code running long.
+   */
+  heldMs?: () => number;
 }
 
 /**
@@ -110,7 +115,14 @@ class StepRun {
       return this.result({ code: "SANDBOX_CANCELLED", message: "the step was cancelled before it started" });
     const onAbort = () => this.notify();
     signal?.addEventListener("abort", onAbort);
-    const timer = setTimeout(() => this.notify(), Math.max(0, this.deadline - Date.now()) + 1);
+    let timer: NodeJS.Timeout | undefined;
+    // Armed for the deadline; while a person is being asked the deadline moves on, so look again later (not
+    // sooner than 25 ms: a wait that began near the deadline must not spin the timer).
+    const arm = (min: number) => {
+      const wait = Math.max(min, this.dueAt() - Date.now() + 1);
+      timer = setTimeout(() => (this.overdue() ? this.notify() : arm(25)), wait);
+    };
+    arm(0);
     try {
       this.engine = await acquireEngine(this.limits.memory_bytes);
       this.lineCount = code.split("\n").length;
@@ -181,7 +193,7 @@ class StepRun {
     if (this.fatal) return true;
     if (this.options.signal?.aborted)
       this.fatal = { code: "SANDBOX_CANCELLED", message: "the step was cancelled" };
-    else if (Date.now() > this.deadline) this.fatal = this.timeoutError();
+    else if (this.overdue()) this.fatal = this.timeoutError();
     return this.fatal !== undefined;
   }
 
@@ -278,11 +290,20 @@ class StepRun {
         return;
       }
       if (this.options.signal?.aborted) return this.cancel();
-      if (Date.now() > this.deadline) return this.timeUp();
+      if (this.overdue()) return this.timeUp();
       await new Promise<void>((resolve) => (this.wake = resolve));
       if (this.options.signal?.aborted) return this.cancel();
-      if (Date.now() > this.deadline && this.ready.length === 0) return this.timeUp();
+      if (this.overdue() && this.ready.length === 0) return this.timeUp();
     }
+  }
+
+  /** The deadline, moved on by the time the step spent waiting on a person. */
+  private dueAt(): number {
+    return this.deadline + (this.options.heldMs?.() ?? 0);
+  }
+
+  private overdue(): boolean {
+    return Date.now() > this.dueAt();
   }
 
   private cancel(): void {

@@ -16,6 +16,28 @@ export interface HumanDeps {
   recorder: SessionRecorder;
   clock: Clock;
   signal?: AbortSignal;
+  /** Time spent waiting on the person (one per run): it does not count against time limits. */
+  waited?: WaitClock;
+}
+
+/** Time spent waiting on a person, the wait in progress included (questions may overlap: parallel calls). */
+export class WaitClock {
+  private done = 0;
+  private open = 0;
+  private since = 0;
+  constructor(private readonly now: () => number) {}
+
+  begin(): void {
+    if (this.open++ === 0) this.since = this.now();
+  }
+
+  end(): void {
+    if (--this.open === 0) this.done += this.now() - this.since;
+  }
+
+  get ms(): number {
+    return this.done + (this.open > 0 ? this.now() - this.since : 0);
+  }
 }
 
 /** Ask one question; the answer (stop answers included) is logged and kept in state.human_inputs. */
@@ -24,7 +46,13 @@ export async function ask<Q extends Question>(
   s: AgentSession,
   q: Q,
 ): Promise<AnswerOf<Q["kind"]>> {
-  const answer = await askOrDefer(h.channel, q, { signal: h.signal, clock: h.clock });
+  let answer: AnswerOf<Q["kind"]>;
+  h.waited?.begin();
+  try {
+    answer = await askOrDefer(h.channel, q, { signal: h.signal, clock: h.clock });
+  } finally {
+    h.waited?.end();
+  }
   const input = toHumanInput(q, answer);
   s.state.human_inputs.push(input);
   h.recorder.recordHumanInput(s.session_id, input);

@@ -44,7 +44,7 @@ import {
   type ToolRanker,
 } from "../heuristics/index.js";
 import { defaultDecision, defaultPerception, type LoopHooks } from "./hooks.js";
-import { approvalGate, ask, pendingQuestion, type HumanDeps } from "./human.js";
+import { approvalGate, ask, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
 import { trackModelCall } from "./model-call.js";
@@ -121,6 +121,8 @@ interface Run {
   ranker: ToolRanker;
   /** The signal for the move in flight: the session's, plus Ctrl-C interrupts of this one move. */
   signal?: AbortSignal;
+  /** The human channel for this run, with its own count of time spent waiting on the person. */
+  human?: HumanDeps;
 }
 
 /** Where Ctrl-C presses come from, when a person can be asked what to do about them (the CLI's terminal). */
@@ -208,8 +210,9 @@ export class AgentLoop {
       signal: this.deps.signal,
     };
     // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
-    const gated = this.human
-      ? approvalGate(this.deps.host, this.human, s, () => run.stepIndex)
+    run.human = this.human ? { ...this.human, waited: new WaitClock(() => this.clock.now()) } : undefined;
+    const gated = run.human
+      ? approvalGate(this.deps.host, run.human, s, () => run.stepIndex)
       : this.deps.host;
     const scoped = scopedHost(gated, this.clock.now, this.clock.iso);
     run.host = scoped;
@@ -245,7 +248,7 @@ export class AgentLoop {
    * asks whether to go on (the move is made again), pause (for pda resume) or abort.
    */
   private async advance(run: Run, next: Next): Promise<Next> {
-    const interrupts = this.human ? this.deps.interrupts : undefined;
+    const interrupts = run.human ? this.deps.interrupts : undefined;
     if (!interrupts || !INTERRUPTIBLE.has(next.kind)) return this.move(run, next);
     const phase = new AbortController();
     run.signal = this.deps.signal ? AbortSignal.any([this.deps.signal, phase.signal]) : phase.signal;
@@ -270,7 +273,7 @@ export class AgentLoop {
           ? "the decision model call"
           : "the perception model call";
     const question: Question = { kind: "interrupt", what, step_index: run.stepIndex };
-    const a = await ask(this.human!, run.s, question);
+    const a = await ask(run.human!, run.s, question);
     if (a.kind === "interrupt") return next; // go on: make the cancelled move again
     const step = run.stepIndex === undefined ? undefined : run.s.steps[run.stepIndex];
     if (step && step.status === "pending") {
@@ -340,7 +343,7 @@ export class AgentLoop {
             step_index: step.index,
             context: s.original_query,
           };
-          if (!this.human)
+          if (!run.human)
             return this.pause(s, question, "the agent asked a question and waits for a human answer");
           return { kind: "ask", question, step };
         }
@@ -354,8 +357,10 @@ export class AgentLoop {
           const g = guardCode(step.code ?? "", this.deps.host.tools(), { namespaces });
           if (!g.ok) return this.rejectCode(run, step, g.findings);
         }
+        const heldAt = run.human?.waited?.ms ?? 0;
         const result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
           signal: run.signal,
+          heldMs: () => (run.human?.waited?.ms ?? 0) - heldAt,
           namespaces,
           onLog: (line: string) => this.emit({ type: "log", line }),
         });
@@ -439,7 +444,7 @@ export class AgentLoop {
   private afterFailure(run: Run, step: Step, snap: PerceptionSnapshot, why: string): Next {
     const max = this.deps.profile.budgets.max_attempts_per_step;
     if (step.attempts >= max) {
-      if (!this.human) {
+      if (!run.human) {
         throw new BudgetExceeded(
           "BUDGET_ATTEMPTS",
           `step ${step.plan_step} failed ${step.attempts} times (the limit is ${max}): ${why}`,
@@ -485,13 +490,13 @@ export class AgentLoop {
         ),
       };
     }
-    if (!this.human) throw e;
+    if (!run.human) throw e;
     const question: Question = {
       kind: "clarification",
       question: `The model could not give a usable next step twice (${why}). How should the agent go on?`,
       context: run.s.original_query,
     };
-    const a = await ask(this.human, run.s, question);
+    const a = await ask(run.human, run.s, question);
     if (a.kind === "stop") {
       if (a.outcome === "defer") return this.pause(run.s, question, a.reason);
       return this.end(
@@ -511,7 +516,7 @@ export class AgentLoop {
   /** Ask the human and turn the answer into what comes next. */
   private async answer(run: Run, question: Question, maybeStep: Step | undefined): Promise<Next> {
     const { s } = run;
-    const a = await ask(this.human!, s, question);
+    const a = await ask(run.human!, s, question);
     if (a.kind === "stop") {
       if (a.outcome === "defer") return this.pause(s, question, a.reason);
       return this.end(
@@ -706,7 +711,9 @@ export class AgentLoop {
   }
 
   private checkBudgets(run: Run) {
-    const stop = firstStop(this.rules, run.s, this.clock.now(), run.started);
+    // Time spent waiting on a person does not count against the wall-time budget.
+    const now = this.clock.now() - (run.human?.waited?.ms ?? 0);
+    const stop = firstStop(this.rules, run.s, now, run.started);
     if (stop) throw new BudgetExceeded(stop.code, stop.message);
     if (this.deps.signal?.aborted) throw new BudgetExceeded("ABORTED", "the session was cancelled");
   }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Profile } from "../../config/index.js";
 import { DEFAULT_CONFIG_DIR } from "../../core/index.js";
-import { PolicyChannel, ScriptedChannel, type ScriptFile } from "../../hil/index.js";
+import { PolicyChannel, ScriptedChannel, type HumanChannel, type ScriptFile } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider } from "../../llm/index.js";
 import { MultiMCP } from "../../mcp_servers/index.js";
 import { AgentLoop } from "../index.js";
@@ -174,7 +174,7 @@ describe("the approval gate", () => {
   });
   afterAll(async () => hub.close());
 
-  function loopWith(human: ScriptedChannel, source: string) {
+  function loopWith(human: HumanChannel, source: string, profile: Record<string, unknown> = {}) {
     const transport = new ScriptedTransport({
       perception: [snap(), achieved("done")],
       decision: [code(PLAN, 0, source)],
@@ -184,7 +184,7 @@ describe("the approval gate", () => {
       models: { perception: model, decision: model },
       host: hub,
       recorder: h.store,
-      profile: Profile.parse({}),
+      profile: Profile.parse(profile),
       human,
     });
   }
@@ -211,5 +211,22 @@ describe("the approval gate", () => {
     expect(s.steps[0]!.execution_result).toMatchObject({ ok: true, value: 84 });
     expect(s.state.human_inputs).toHaveLength(1);
     expect(human.unconsumed()).toEqual([]);
+  });
+
+  it("a person thinking over an approval does not use up the step's time limit or the session's", async () => {
+    // Answers after 1.5 s, while the step may run 0.8 s and the session 1.2 s of wall time.
+    const slow: HumanChannel = {
+      name: "scripted",
+      ask: async (q) => {
+        await new Promise((r) => setTimeout(r, 1500));
+        return answers({ approval: [{ choice: "allow_once" }] }).ask(q);
+      },
+    };
+    const s = await loopWith(slow, "return await multiply(6, 7)", {
+      sandbox: { timeout_ms: 800 },
+      budgets: { max_wall_ms: 1200 },
+    }).run("6*7");
+    expect(s.steps[0]!.execution_result).toMatchObject({ ok: true, value: 42 });
+    expect(s.status).toBe("succeeded");
   });
 });
