@@ -30,6 +30,8 @@ export type ElicitationHandler = (
 export interface ConnectionDeps {
   clock: Clock;
   emit: (event: HubEvent) => void;
+  /** Whether anyone listens for events: progress is asked of the server only then. */
+  listening: () => boolean;
   spawn?: SpawnFn;
   elicit: () => ElicitationHandler;
   /** Called when the server's tool list changed (after a (re)connect or a list_changed notification). */
@@ -279,18 +281,22 @@ export class ServerConnection {
         : await this.ready(options.qualified);
     const transport = this.transport;
     try {
+      // Progress costs a token in the request and a handler per call: ask for it only if someone shows it.
+      const onprogress = this.deps.listening()
+        ? (p: { progress: number; total?: number; message?: string }) =>
+            this.deps.emit({
+              type: "progress",
+              server: this.id,
+              tool,
+              progress: p.progress,
+              total: p.total,
+              message: p.message,
+            })
+        : undefined;
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
         signal: options.signal,
         timeout: options.timeoutMs,
-        onprogress: (p) =>
-          this.deps.emit({
-            type: "progress",
-            server: this.id,
-            tool,
-            progress: p.progress,
-            total: p.total,
-            message: p.message,
-          }),
+        onprogress,
       })) as CallToolResult;
       this.failures = 0;
       return result;

@@ -63,6 +63,7 @@ export class MultiMCP implements ToolHost {
         {
           clock: this.clock,
           emit: (e) => this.emit(e),
+          listening: () => this.eventListeners.size > 0,
           spawn: options.spawn,
           elicit: () => this.elicitationHandler,
           onTools: () => this.rebuildTools(),
