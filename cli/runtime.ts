@@ -81,7 +81,10 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const team = profile.agent
     ? openTeam(dir, name, profile.agent, opts, !!overrides.models, (hits) => storeMemory(store, hits))
     : undefined;
-  const human = createChannel(opts.hil, { isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY });
+  const human = createChannel(opts.hil, {
+    isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY,
+    terminal: { timeoutMs: profile.hil.timeout_ms, onTimeout: profile.hil.on_timeout },
+  });
   const store = openStore(opts);
   let hub: MultiMCP | undefined;
   try {

@@ -65,6 +65,14 @@ export const Profile = z
         ]),
       )
       .default([]),
+    /** The terminal channel: how long a question waits for the person, and which policy answers then. */
+    hil: z
+      .object({
+        timeout_ms: z.number().int().min(1).optional(),
+        on_timeout: z.enum(["fail", "skip", "abort", "deny", "defer"]).default("defer"),
+      })
+      .strict()
+      .default({ on_timeout: "defer" }),
     /** Memory hits shown to perception and decision. */
     memory_hits: z.number().int().min(0).default(3),
     /** An agent from agents.yaml that holds the conversation (its sub-agents and handoffs come with it). */
