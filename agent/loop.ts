@@ -27,7 +27,7 @@ import {
   type ToolHost,
 } from "../core/index.js";
 import type { DecisionInput } from "../decision/index.js";
-import type { ModelProvider } from "../llm/types.js";
+import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import type { PerceptionInput } from "../perception/index.js";
 import { budgetRules, firstStop, type StopRule } from "./budgets.js";
 import type { LoopEvent } from "./events.js";
@@ -43,7 +43,7 @@ import {
   type Finding,
   type ToolRanker,
 } from "../heuristics/index.js";
-import { defaultDecision, defaultPerception, type LoopHooks } from "./hooks.js";
+import { defaultDecision, defaultPerception, type LoopHooks, type Phase } from "./hooks.js";
 import { approvalGate, ask, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
@@ -118,7 +118,11 @@ interface Run {
   /** The query as the prompts see it: the original with blocklisted terms taken out (and said so). */
   query: string;
   queryFindings: string;
-  ranker: ToolRanker;
+  /** Tool reliability for the decision prompt and the ranking, read from memory once per drive. */
+  toolStats: string;
+  toolStatRows?: ReturnType<NonNullable<MemoryService["toolStatRows"]>>;
+  /** Built on the first decision that has more tools than it may see. */
+  ranker?: ToolRanker;
   /** The signal for the move in flight: the session's, plus Ctrl-C interrupts of this one move. */
   signal?: AbortSignal;
   /** The human channel for this run, with its own count of time spent waiting on the person. */
@@ -206,7 +210,7 @@ export class AgentLoop {
       host: this.deps.host,
       query: s.original_query,
       queryFindings: "",
-      ranker: createToolRanker(this.deps.host.tools()),
+      toolStats: "",
       signal: this.deps.signal,
     };
     // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
@@ -223,7 +227,9 @@ export class AgentLoop {
     });
     let fatal: unknown;
     try {
-      for (let next: Next = first; next.kind !== "end";) next = await this.advance(run, next);
+      const refused = this.prepare(run);
+      let next = refused ? this.end(s, "failed", null, refused) : first;
+      while (next.kind !== "end") next = await this.advance(run, next);
     } catch (e) {
       // Cancelled (Ctrl-C): whatever was in flight failed because of it, so the session was aborted.
       if (this.deps.signal?.aborted)
@@ -241,6 +247,26 @@ export class AgentLoop {
     }
     if (fatal) throw fatal;
     return s;
+  }
+
+  /**
+   * What every drive of a session needs before its first move — a new run, a resume, a hand-over alike: the
+   * query as the prompts may see it, memory hits and tool reliability. Returns why the query is refused, if it is.
+   */
+  private prepare(run: Run): string | undefined {
+    if (this.deps.profile.guards.query) {
+      const g = guardQuery(run.s.original_query, {
+        exists: this.deps.exists ?? existsOnDisk,
+        blocklist: this.deps.profile.blocklist,
+      });
+      if (g.blocking) return `the query was refused: ${formatFindings(g.findings)}`;
+      run.query = g.sanitized;
+      if (g.findings.length) run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
+    }
+    run.memory = this.deps.memory?.recall(run.query) ?? "";
+    run.toolStats = this.deps.memory?.toolStats() ?? "";
+    run.toolStatRows = this.deps.memory?.toolStatRows?.();
+    return undefined;
   }
 
   /**
@@ -294,18 +320,6 @@ export class AgentLoop {
     const { s } = run;
     switch (next.kind) {
       case "start": {
-        if (this.deps.profile.guards.query) {
-          const g = guardQuery(s.original_query, {
-            exists: this.deps.exists ?? existsOnDisk,
-            blocklist: this.deps.profile.blocklist,
-          });
-          if (g.blocking)
-            return this.end(s, "failed", null, `the query was refused: ${formatFindings(g.findings)}`);
-          run.query = g.sanitized;
-          if (g.findings.length)
-            run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
-        }
-        run.memory = this.deps.memory?.recall(run.query) ?? "";
         let snap: PerceptionSnapshot;
         try {
           snap = await this.perceive(run, { mode: "user_query" }, "user_query");
@@ -604,7 +618,6 @@ export class AgentLoop {
     stepIndex?: number,
   ): Promise<PerceptionSnapshot> {
     const { s } = run;
-    this.checkBudgets(run);
     const full: PerceptionInput = {
       ...input,
       memory: run.memory,
@@ -615,14 +628,11 @@ export class AgentLoop {
       history: s.steps,
       signal: run.signal,
     };
-    const phase = this.deps.hooks?.perception ?? defaultPerception;
-    const out = await trackModelCall(
-      { recorder: this.deps.recorder, clock: this.clock },
-      s,
+    const out = await this.callPhase(
+      run,
       "perception",
-      this.deps.models.perception,
-      () => phase.prompt(full),
-      () => phase.run(this.deps.models.perception, full),
+      this.deps.hooks?.perception ?? defaultPerception,
+      full,
     );
     const record = {
       index: s.snapshots.length,
@@ -641,7 +651,6 @@ export class AgentLoop {
 
   private async decide(run: Run, next: Extract<Next, { kind: "decide" }>): Promise<DecisionOutput> {
     const { s } = run;
-    this.checkBudgets(run);
     const full: DecisionInput = {
       mode: next.mode,
       snapshot: next.snapshot,
@@ -650,21 +659,25 @@ export class AgentLoop {
       query: run.query,
       humanInputs: s.state.human_inputs,
       tools: this.selectTools(run, next),
-      toolStats: this.deps.memory?.toolStats() ?? "",
+      toolStats: run.toolStats,
       plan: currentPlan(s),
       history: s.steps,
       signal: run.signal,
     };
-    const phase = this.deps.hooks?.decision ?? defaultDecision;
-    const out = await trackModelCall(
-      { recorder: this.deps.recorder, clock: this.clock },
-      s,
-      "decision",
-      this.deps.models.decision,
-      () => phase.prompt(full),
-      () => phase.run(this.deps.models.decision, full),
-    );
+    const out = await this.callPhase(run, "decision", this.deps.hooks?.decision ?? defaultDecision, full);
     return out.decision;
+  }
+
+  /** A model phase within the budgets, its call counted and logged. */
+  private callPhase<I, O extends { result: GenerateResult<unknown>; prompt: string }>(
+    run: Run,
+    role: "perception" | "decision",
+    phase: Phase<I, O>,
+    input: I,
+  ): Promise<O> {
+    this.checkBudgets(run);
+    const ctx = { recorder: this.deps.recorder, clock: this.clock };
+    return trackModelCall(ctx, run.s, role, this.deps.models[role], phase, input);
   }
 
   /** The tools the decision sees: the top K by relevance and reliability, plus every tool the plan has used. */
@@ -673,12 +686,13 @@ export class AgentLoop {
     const k = this.deps.profile.tool_top_k;
     if (tools.length <= k) return tools;
     const used = run.s.steps.flatMap((st) => (st.code ? findToolCalls(st.code, tools) : []));
+    run.ranker ??= createToolRanker(tools);
     return run.ranker.rank({
       query: run.query,
       step: [next.snapshot.result_requirement, currentPlan(run.s)?.plan_text.join(" ")]
         .filter(Boolean)
         .join(" "),
-      stats: this.deps.memory?.toolStatRows?.(),
+      stats: run.toolStatRows,
       topK: k,
       alwaysInclude: used,
     }).tools;

@@ -4,24 +4,20 @@
  */
 import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
 import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import type { Phase } from "./hooks.js";
 
-export interface PromptText {
-  system: string;
-  prompt: string;
-}
-
-export async function trackModelCall<T extends { result: GenerateResult<unknown>; prompt: string }>(
+export async function trackModelCall<I, T extends { result: GenerateResult<unknown>; prompt: string }>(
   ctx: { recorder: SessionRecorder; clock: Clock },
   s: AgentSession,
   role: string,
   model: ModelProvider,
-  promptOf: () => PromptText,
-  call: () => Promise<T>,
+  phase: Phase<I, T>,
+  input: I,
 ): Promise<T> {
   const startedAt = ctx.clock.iso();
   const t0 = ctx.clock.now();
   try {
-    const out = await call();
+    const out = await phase.run(model, input);
     const { usage } = out.result;
     s.usage.llm_calls += out.result.attempts;
     s.usage.input_tokens += usage.input_tokens;
@@ -47,7 +43,7 @@ export async function trackModelCall<T extends { result: GenerateResult<unknown>
   } catch (e) {
     s.usage.llm_calls += 1;
     // The prompt is rendered again only for the log of a failed call; a successful one returns it.
-    const p = promptOf();
+    const p = phase.prompt(input);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
       provider: model.provider,

@@ -158,6 +158,51 @@ describe("the loop asks a human", () => {
   });
 });
 
+describe("a resumed session", () => {
+  it("sees the guarded query and memory like the run it continues; memory is read once per drive", async () => {
+    let statsReads = 0;
+    const memory = { recall: () => "Past sessions: MEMORY-HIT\n", toolStats: () => (statsReads++, "") };
+    const nop = {
+      plan_text: ["Step 0: ask", "Step 1: answer"],
+      step_index: 0,
+      description: "ask",
+      type: "NOP",
+      question: "Which account?",
+    };
+    const profile = { blocklist: ["password"] } as never;
+    const first = h.loop({ perception: [snap()], decision: [nop, nop] }, profile, {
+      human: new PolicyChannel("defer"),
+      memory,
+    });
+    const paused = await first.loop.run("my password is hunter2, which account uses it?");
+    expect(paused.status).toBe("awaiting_human");
+    expect(statsReads).toBe(1);
+
+    const second = h.loop(
+      {
+        decision: [
+          {
+            plan_text: ["Step 0: ask", "Step 1: answer"],
+            step_index: 1,
+            description: "answer",
+            type: "CONCLUDE",
+            conclusion: "the work one",
+          },
+        ],
+      },
+      profile,
+      { human: answers({ clarification: [{ choice: "answer", text: "work" }] }), memory },
+    );
+    const s = await second.loop.resume(h.store.getSession(paused.session_id));
+    expect(s.status).toBe("succeeded");
+    const prompt = second.transport.calls[0]!.prompt;
+    expect(prompt).toMatch(/\[removed\]/);
+    expect(prompt).not.toMatch(/password is/);
+    expect(prompt).toMatch(/MEMORY-HIT/);
+    expect(statsReads).toBe(2);
+  });
+});
+
 describe("the approval gate", () => {
   let hub: MultiMCP;
   beforeAll(async () => {
