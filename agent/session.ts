@@ -1,10 +1,9 @@
-/** Creating, summarising and (de)serialising an AgentSession. */
+/** Creating and summarising an AgentSession. */
 import {
-  AgentSession,
   SESSION_SCHEMA_VERSION,
   SessionSummary,
+  type AgentSession,
   type PlanVersion,
-  type Step,
 } from "../core/index.js";
 
 export function newSession(
@@ -38,10 +37,6 @@ export function currentPlan(session: AgentSession): PlanVersion | undefined {
   return session.plan_versions.at(-1);
 }
 
-export function lastStep(session: AgentSession): Step | undefined {
-  return session.steps.at(-1);
-}
-
 export function summarize(session: AgentSession): SessionSummary {
   return SessionSummary.parse({
     session_id: session.session_id,
@@ -58,13 +53,4 @@ export function summarize(session: AgentSession): SessionSummary {
     status_reason: session.status_reason,
     question: session.pending_question,
   });
-}
-
-export function sessionToJson(session: AgentSession): string {
-  return JSON.stringify(session, null, 2);
-}
-
-/** Parse and validate a session JSON (throws a ZodError naming the bad field). */
-export function sessionFromJson(text: string): AgentSession {
-  return AgentSession.parse(JSON.parse(text));
 }

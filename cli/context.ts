@@ -1,16 +1,6 @@
-/** Options every command shares, and how a command reports a failure: message on stderr + exit code. */
+/** How a command reports a failure: its message on stderr and its exit code. */
 import chalk from "chalk";
 import { isPdaError, errorMessage } from "../core/index.js";
-
-export interface CommonOptions {
-  config?: string;
-  db?: string;
-  model?: string;
-  hil?: string;
-  profile?: string;
-  json?: boolean;
-  verbose?: boolean;
-}
 
 /** Run a command body; a PdaError becomes its message and exit code, anything else exit 1 with the stack. */
 export async function runCommand(body: () => Promise<number | void>): Promise<void> {

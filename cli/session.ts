@@ -4,50 +4,44 @@ import type { Command } from "commander";
 import { diffSteps, replayModel, summarize } from "../agent/index.js";
 import { ConfigError } from "../core/index.js";
 import { runCommand } from "./context.js";
-import { cancelOnSigint, printOutcome, traceTo } from "./run.js";
+import { cancelOnSigint, printOutcome, traceTo, withSessionOptions } from "./run.js";
 import { globalOptions, openRuntime, openStore } from "./runtime.js";
 
 export function registerSession(program: Command) {
-  program
-    .command("resume")
-    .description(
-      "continue a session that waits on a human: ask its question again and go on from the same step",
-    )
-    .argument("<id>", "session id (a unique prefix is enough)")
-    .option("--model <spec>", "model for the rest of the session (as in pda run)")
-    .option("--profile <name>", "budgets and limits from config/profiles.yaml")
-    .option(
-      "--hil <channel>",
-      "who answers: terminal, scripted:<file>, policy:<name> (default: terminal on a TTY)",
-    )
-    .option("--json", "print the session summary as JSON")
-    .action(async (id: string, _o, cmd: Command) =>
-      runCommand(async () => {
-        const opts = globalOptions(cmd);
-        const rt = await openRuntime(opts);
-        const sigint = cancelOnSigint(rt);
-        const trace = traceTo(rt, !!opts.json, !!opts.verbose);
-        try {
-          const logged = rt.store.getSession(id);
-          if (logged.status !== "awaiting_human") {
-            throw new ConfigError(
-              `session ${logged.session_id} is ${logged.status}; only a session awaiting a human can be resumed`,
-            );
-          }
-          if (!opts.json)
-            process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
-          const s = await rt
-            .loop({ signal: sigint.signal, interrupts: sigint.interrupts, onEvent: trace.onEvent })
-            .resume(logged);
-          printOutcome(s, !!opts.json);
-          return s.status === "succeeded" ? 0 : 1;
-        } finally {
-          trace.dispose();
-          sigint.dispose();
-          await rt.close();
+  withSessionOptions(
+    program
+      .command("resume")
+      .description(
+        "continue a session that waits on a human: ask its question again and go on from the same step",
+      )
+      .argument("<id>", "session id (a unique prefix is enough)"),
+  ).action(async (id: string, _o, cmd: Command) =>
+    runCommand(async () => {
+      const opts = globalOptions(cmd);
+      const rt = await openRuntime(opts);
+      const sigint = cancelOnSigint(rt);
+      const trace = traceTo(rt, !!opts.json, !!opts.verbose);
+      try {
+        const logged = rt.store.getSession(id);
+        if (logged.status !== "awaiting_human") {
+          throw new ConfigError(
+            `session ${logged.session_id} is ${logged.status}; only a session awaiting a human can be resumed`,
+          );
         }
-      }),
-    );
+        if (!opts.json)
+          process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
+        const s = await rt
+          .loop({ signal: sigint.signal, interrupts: sigint.interrupts, onEvent: trace.onEvent })
+          .resume(logged);
+        printOutcome(s, !!opts.json);
+        return s.status === "succeeded" ? 0 : 1;
+      } finally {
+        trace.dispose();
+        sigint.dispose();
+        await rt.close();
+      }
+    }),
+  );
 
   program
     .command("replay")

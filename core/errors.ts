@@ -50,17 +50,6 @@ export class ToolError extends PdaError {
   }
 }
 
-/** The sandbox stopped a step: SANDBOX_TIMEOUT, SANDBOX_MEMORY, SANDBOX_STACK, SANDBOX_SYNTAX, ... */
-export class SandboxError extends PdaError {
-  readonly line?: number;
-  readonly column?: number;
-  constructor(code: string, message: string, options?: { cause?: unknown; line?: number; column?: number }) {
-    super(code, message, { cause: options?.cause });
-    this.line = options?.line;
-    this.column = options?.column;
-  }
-}
-
 /** A budget ran out: BUDGET_STEPS, BUDGET_ATTEMPTS, BUDGET_TIME, BUDGET_LLM_CALLS, BUDGET_TOKENS. */
 export class BudgetExceeded extends PdaError {
   constructor(code: string, message: string) {

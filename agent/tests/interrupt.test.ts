@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelError } from "../../core/index.js";
 import { ScriptedChannel, type ScriptFile } from "../../hil/index.js";
+import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
 import type { GenerateRequest, ModelProvider } from "../../llm/types.js";
 import type { InterruptSource } from "../index.js";
 import { achieved, code, snap, startHarness, type Harness } from "./harness.js";
@@ -42,19 +43,13 @@ function hangFirstDecision(model: ModelProvider, keys: ReturnType<typeof ctrlC>)
   };
 }
 
-function setUp(script: Parameters<Harness["loop"]>[0], answers: ScriptFile) {
+function setUp(script: Script, answers: ScriptFile) {
   const keys = ctrlC();
   const human = new ScriptedChannel(answers);
-  const { loop, transport } = h.loop(script, {}, { human, interrupts: keys });
-  // Swap in the hanging model around the harness's scripted one.
-  const deps = (
-    loop as unknown as { deps: { models: { perception: ModelProvider; decision: ModelProvider } } }
-  ).deps;
-  deps.models = {
-    perception: deps.models.perception,
-    decision: hangFirstDecision(deps.models.decision, keys),
-  };
-  return { loop, transport, keys, human };
+  const scripted = new StructuredProvider(new ScriptedTransport(script));
+  const models = { perception: scripted, decision: hangFirstDecision(scripted, keys) };
+  const { loop } = h.loop({}, {}, { human, interrupts: keys, models });
+  return { loop, keys, human };
 }
 
 describe("Ctrl-C in the loop", () => {

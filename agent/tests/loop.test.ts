@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentSession } from "../../core/index.js";
 import { ScriptedChannel } from "../../hil/index.js";
 import { achieved, code, snap, startHarness, stepOk, type Harness } from "./harness.js";
 
@@ -64,6 +65,8 @@ describe("AgentLoop", () => {
     ]);
     expect(transport.calls[3]!.prompt).toMatch(/The last step failed \(TOOL_ERROR: .*zero/i);
     expect(s.original_query).toBe("What is 10 divided by 2?");
+    // The session crosses JSON and back losslessly, validated by its schema.
+    expect(AgentSession.parse(JSON.parse(JSON.stringify(s)))).toEqual(s);
   });
 
   it("moves to the next step of the same plan without a new plan version", async () => {
