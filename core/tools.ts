@@ -23,6 +23,8 @@ export interface ToolInfo {
 export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** This call's record, as the host measured it (it also goes to onCall listeners). Hosts may skip it. */
+  onRecord?: (record: ToolCallRecord) => void;
 }
 
 export interface ToolHost {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentSession } from "../../core/index.js";
+import { AgentSession, type ToolCallRecord } from "../../core/index.js";
 import { ScriptedChannel } from "../../hil/index.js";
 import { achieved, code, snap, startHarness, stepOk, type Harness } from "./harness.js";
 
@@ -19,7 +19,10 @@ describe("AgentLoop", () => {
         code(PLAN, 0, "const p = await multiply(3, 2);\nreturn await subtract(await add(32, 5), p);"),
       ],
     });
+    const hubRecords: ToolCallRecord[] = [];
+    const off = h.hub.onCall((r) => hubRecords.push(r));
     const s = await loop.run("What is 32 + 5 - 3 * 2");
+    off();
     expect(s.status).toBe("succeeded");
     expect(s.state.final_answer).toBe("31");
     expect(s.steps[0]!.execution_result).toMatchObject({ ok: true, value: 31 });
@@ -37,6 +40,11 @@ describe("AgentLoop", () => {
       "add",
       "subtract",
     ]);
+    // The session logs the hub's own record of each call (measured once, by the hub), not a second measurement.
+    const logged = h.store
+      .toolCalls({ session_id: s.session_id })
+      .map((c) => [c.tool, c.bytes, c.latency_ms]);
+    expect(logged).toEqual(hubRecords.map((r) => [r.tool, r.bytes, r.latency_ms]));
   });
 
   it("exits early when perception finds the goal already achieved: no plan, no step", async () => {

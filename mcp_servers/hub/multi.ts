@@ -196,7 +196,7 @@ export class MultiMCP implements ToolHost {
       bytes = byteSize(result);
       if (result.isError) throw new ToolError("TOOL_ERROR", qualified, `${qualified}: ${errorText(result)}`);
       const value = resultValue(result);
-      this.record({
+      this.record(options, {
         server,
         tool,
         ok: true,
@@ -210,7 +210,7 @@ export class MultiMCP implements ToolHost {
         e instanceof ToolError
           ? e
           : new ToolError("TOOL_ERROR", name, `${name}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-      this.record({
+      this.record(options, {
         server,
         tool,
         ok: false,
@@ -224,7 +224,12 @@ export class MultiMCP implements ToolHost {
     }
   }
 
-  private record(record: ToolCallRecord): void {
+  private record(options: CallOptions, record: ToolCallRecord): void {
+    try {
+      options.onRecord?.(record);
+    } catch {
+      // the caller's bug must not fail the call
+    }
     for (const listener of this.callListeners) {
       try {
         listener(record);
