@@ -47,6 +47,8 @@ export class FastLane {
   private readonly scratch: number;
   private buf = 0;
   private cap = 0;
+  /** A view on the scratch words; made again when the heap grows (growing detaches the old buffer). */
+  private words?: Uint32Array;
 
   constructor(
     module: QuickJSWASMModule,
@@ -101,6 +103,13 @@ export class FastLane {
     return text;
   }
 
+  /** The two scratch words: [0] argv, [1] ExecutePendingJob's context out-parameter. */
+  private scratchWords(): Uint32Array {
+    const buffer = this.em.HEAPU8.buffer;
+    if (this.words?.buffer !== buffer) this.words = new Uint32Array(buffer, this.scratch, 2);
+    return this.words;
+  }
+
   private handle(ptr: number): QuickJSHandle {
     return this.context.getMemory(this.rt as never).heapValueHandle(ptr as never);
   }
@@ -108,8 +117,7 @@ export class FastLane {
   /** `fn(text)` → its result as a string, or the exception it threw (a handle the caller disposes). */
   callText(fn: QuickJSHandle, text: string): { text: string; error?: undefined } | { error: QuickJSHandle } {
     const arg = this.newString(text);
-    const heap32 = new Uint32Array(this.em.HEAPU8.buffer, this.scratch, 1);
-    heap32[0] = arg;
+    this.scratchWords()[0] = arg;
     const result = this.ffi.QTS_Call(this.ctx, fn.value as unknown as number, this.undef, 1, this.scratch);
     this.ffi.QTS_FreeValuePointer(this.ctx, arg);
     const error = this.ffi.QTS_ResolveException(this.ctx, result);
@@ -128,10 +136,10 @@ export class FastLane {
 
   /** Run every pending job; the exception that stopped them, if any (a handle the caller disposes). */
   runJobs(): QuickJSHandle | undefined {
-    const out = this.scratch + 4;
-    new Uint32Array(this.em.HEAPU8.buffer, out, 1)[0] = 0;
-    const value = this.ffi.QTS_ExecutePendingJob(this.rt, -1, out);
-    const jobContext = new Uint32Array(this.em.HEAPU8.buffer, out, 1)[0]!;
+    this.scratchWords()[1] = 0;
+    const value = this.ffi.QTS_ExecutePendingJob(this.rt, -1, this.scratch + 4);
+    // Read through a fresh lookup: the jobs may have grown the heap.
+    const jobContext = this.scratchWords()[1]!;
     if (jobContext === 0) {
       this.ffi.QTS_FreeValuePointerRuntime(this.rt, value);
       return undefined;

@@ -75,7 +75,7 @@ function replacer(key, value) {
   const raw = this[key];
   switch (typeof raw) {
     case "undefined": return { $pda: "undefined" };
-    case "number": return isFinite(raw) ? raw : { $pda: "number", value: _String(raw) };
+    case "number": return raw - raw === 0 ? raw : { $pda: "number", value: _String(raw) };
     case "bigint": return { $pda: "bigint", value: _String(raw) };
     case "function": return { $pda: "function", name: _String(raw.name) };
     case "symbol": return { $pda: "symbol", description: raw.description === undefined ? "" : raw.description };
@@ -111,10 +111,11 @@ function replacer(key, value) {
 }
 // True for values JSON carries exactly (finite numbers, strings, booleans, null, and plain arrays/objects of
 // them with ordinary keys), which need no replacer: the common case of tool arguments, made cheap.
+// Scalars are tested inline (x - x === 0: a finite number), as a call per value is what costs in QuickJS.
 function plain(v, depth) {
   switch (typeof v) {
     case "string": case "boolean": return true;
-    case "number": return isFinite(v);
+    case "number": return v - v === 0;
     case "object": break;
     default: return false;
   }
@@ -122,13 +123,23 @@ function plain(v, depth) {
   if (depth > 3) return false;
   if (_isArray(v)) {
     if (v.length > 64) return false;
-    for (let i = 0; i < v.length; i++) if (!(i in v) || !plain(v[i], depth + 1)) return false;
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return false;
+      const x = v[i], t = typeof x;
+      if (t === "string" || t === "boolean" || (t === "number" && x - x === 0)) continue;
+      if (!plain(x, depth + 1)) return false;
+    }
     return true;
   }
   if (_getProto(v) !== O.prototype) return false;
   const keys = _keys(v);
   if (keys.length > 64) return false;
-  for (let i = 0; i < keys.length; i++) if (_apply(_test, ESC, [keys[i]]) || !plain(v[keys[i]], depth + 1)) return false;
+  for (let i = 0; i < keys.length; i++) {
+    if (keys[i][0] === "$" && _apply(_test, ESC, [keys[i]])) return false;
+    const x = v[keys[i]], t = typeof x;
+    if (t === "string" || t === "boolean" || (t === "number" && x - x === 0)) continue;
+    if (!plain(x, depth + 1)) return false;
+  }
   return true;
 }
 function encode(value) {
