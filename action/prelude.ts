@@ -11,6 +11,7 @@
  *   limit(name)               the step called past max_tool_calls: the host ends it
  *   done(status, text)        1: the step returned (tagged JSON); 0: it threw (error JSON);
  *                             2: the encoded value was too large (text = its length)
+ *   cold                      the source of PRELUDE_COLD (below), compiled when first needed
  * Host → sandbox: exchange(results) → requests. Tool calls wait in an outbox until the host collects them
  * (once the sandbox is idle), which keeps the per-call crossings few and cheap (fast.ts).
  *   results:  entries "id \x01 ok(1|0) \x01 payload" joined by \x02 (payload: tagged JSON, or error JSON)
@@ -33,82 +34,13 @@ const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString 
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
 const _split = String.prototype.split, _join = Array.prototype.join;
 const _getProto = O.getPrototypeOf;
+const _eval = G.eval, coldSource = host.cold;
 const config = _parse(configText);
 const TAG = "$pda", ESC = /^\$+pda$/;
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 function setOwn(o, k, v) { _defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); }
 function cut(s, n) { return s.length > n ? _apply(_slice, s, [0, n]) : s; }
-function kindOf(v) { return _apply(_slice, _apply(_toString, v, []), [8, -1]); }
 
-function toBase64(u8) {
-  const parts = [];
-  let i = 0;
-  for (; i + 2 < u8.length; i += 3) {
-    const n = (u8[i] << 16) | (u8[i + 1] << 8) | u8[i + 2];
-    parts.push(B64[n >> 18] + B64[(n >> 12) & 63] + B64[(n >> 6) & 63] + B64[n & 63]);
-  }
-  if (i < u8.length) {
-    const n = (u8[i] << 16) | ((i + 1 < u8.length ? u8[i + 1] : 0) << 8);
-    parts.push(B64[n >> 18] + B64[(n >> 12) & 63] + (i + 1 < u8.length ? B64[(n >> 6) & 63] : "=") + "=");
-  }
-  return parts.join("");
-}
-function fromBase64(s) {
-  s = _String(s).replace(/[^A-Za-z0-9+/]/g, "");
-  const out = new Uint8Array(Math.floor((s.length * 3) / 4));
-  let o = 0;
-  for (let i = 0; i < s.length; i += 4) {
-    const n = (B64.indexOf(s[i]) << 18) | (B64.indexOf(s[i + 1]) << 12) |
-      ((i + 2 < s.length ? B64.indexOf(s[i + 2]) : 0) << 6) | (i + 3 < s.length ? B64.indexOf(s[i + 3]) : 0);
-    out[o++] = n >> 16;
-    if (i + 2 < s.length) out[o++] = (n >> 8) & 255;
-    if (i + 3 < s.length) out[o++] = n & 255;
-  }
-  return out.subarray(0, o);
-}
-function bytesOf(v) {
-  return v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-}
-
-function replacer(key, value) {
-  const raw = this[key];
-  switch (typeof raw) {
-    case "undefined": return { $pda: "undefined" };
-    case "number": return raw - raw === 0 ? raw : { $pda: "number", value: _String(raw) };
-    case "bigint": return { $pda: "bigint", value: _String(raw) };
-    case "function": return { $pda: "function", name: _String(raw.name) };
-    case "symbol": return { $pda: "symbol", description: raw.description === undefined ? "" : raw.description };
-  }
-  if (raw === null || typeof raw !== "object") return value;
-  if (raw instanceof Date) {
-    const t = _apply(_getTime, raw, []);
-    return { $pda: "date", value: t === t ? _apply(_toISO, raw, []) : null };
-  }
-  if (raw instanceof ArrayBuffer || _isView(raw)) {
-    const tag = { $pda: "bytes", base64: toBase64(bytesOf(raw)) };
-    const type = kindOf(raw);
-    if (type !== "Uint8Array") tag.type = type;
-    return tag;
-  }
-  if (raw instanceof Map) return { $pda: "map", entries: _from(raw.entries()) };
-  if (raw instanceof Set) return { $pda: "set", values: _from(raw.values()) };
-  if (raw instanceof RegExp) return { $pda: "regexp", source: raw.source, flags: raw.flags };
-  if (raw instanceof Error) {
-    const tag = { $pda: "error", name: _String(raw.name), message: _String(raw.message) };
-    if (typeof raw.code === "string") tag.code = raw.code;
-    if (typeof raw.tool === "string") tag.tool = raw.tool;
-    return tag;
-  }
-  if (value === null || typeof value !== "object" || _isArray(value)) return value;
-  const keys = _keys(value);
-  let needs = false;
-  for (let i = 0; i < keys.length; i++) if (_apply(_test, ESC, [keys[i]])) { needs = true; break; }
-  if (!needs) return value;
-  const out = {};
-  for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? "$" + keys[i] : keys[i], value[keys[i]]);
-  return out;
-}
 // True for values JSON carries exactly (finite numbers, strings, booleans, null, and plain arrays/objects of
 // them with ordinary keys), which need no replacer: the common case of tool arguments, made cheap.
 // Scalars are tested inline (x - x === 0: a finite number), as a call per value is what costs in QuickJS.
@@ -143,57 +75,21 @@ function plain(v, depth) {
   return true;
 }
 function encode(value) {
-  return plain(value, 0) ? _stringify(value) : _stringify(value, replacer);
+  return plain(value, 0) ? _stringify(value) : _stringify(value, cold().replacer);
 }
 
+function decode(text) {
+  return text.indexOf(TAG) >= 0 ? cold().revive(_parse(text)) : _parse(text);
+}
+
+// Typed arrays by name, captured now for the cold part, which may be compiled after the step's code has run.
 const TYPED = { Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
   Float64Array, BigInt64Array, BigUint64Array };
-function untag(t) {
-  switch (t.$pda) {
-    case "undefined": return undefined;
-    case "number": return Number(t.value);
-    case "bigint": return BigInt(t.value);
-    case "date": return new Date(t.value === null ? NaN : t.value);
-    case "bytes": {
-      const bytes = fromBase64(t.base64);
-      if (t.type === "ArrayBuffer") return bytes.slice().buffer;
-      const Ctor = typeof t.type === "string" && O.prototype.hasOwnProperty.call(TYPED, t.type) ? TYPED[t.type] : undefined;
-      if (!Ctor) return bytes;
-      const buf = bytes.slice().buffer;
-      return new Ctor(buf, 0, Math.floor(buf.byteLength / Ctor.BYTES_PER_ELEMENT));
-    }
-    case "map": return new Map(_isArray(t.entries) ? t.entries : []);
-    case "set": return new Set(_isArray(t.values) ? t.values : []);
-    case "regexp": return new RegExp(t.source, t.flags);
-    case "error": {
-      const e = t.code !== undefined ? new ToolError(t.code, t.tool, t.message) : new Error(t.message);
-      if (t.code === undefined) e.name = t.name;
-      return e;
-    }
-  }
-  return t;
-}
-// Children first, in place on the fresh parse (a JSON.parse reviver would delete keys whose value is undefined).
-function revive(value) {
-  if (value === null || typeof value !== "object") return value;
-  if (_isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
-    return value;
-  }
-  const keys = _keys(value);
-  let escaped = false;
-  for (let i = 0; i < keys.length; i++) {
-    setOwn(value, keys[i], revive(value[keys[i]]));
-    if (_apply(_test, ESC, [keys[i]])) escaped = true;
-  }
-  if (typeof value.$pda === "string") return untag(value);
-  if (!escaped) return value;
-  const out = {};
-  for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? _apply(_slice, keys[i], [1]) : keys[i], value[keys[i]]);
-  return out;
-}
-function decode(text) {
-  return text.indexOf(TAG) >= 0 ? revive(_parse(text)) : _parse(text);
+let coldParts;
+function cold() {
+  coldParts = coldParts || _eval(coldSource)({ O, _apply, _from, _stringify, _keys, _entries, _isArray, _isView,
+    _slice, _test, _toString, _getTime, _toISO, _String, ESC, TYPED, ToolError, setOwn, cut });
+  return coldParts;
 }
 
 class ToolError extends Error {
@@ -304,45 +200,13 @@ function callTool(name, ...args) {
   return invoke(0, _stringify(n), n, args);
 }
 
-function fmt(v, budget, depth, seen) {
-  switch (typeof v) {
-    case "string": return depth ? _stringify(cut(v, budget.left)) : v;
-    case "number": case "boolean": return _String(v);
-    case "bigint": return _String(v) + "n";
-    case "undefined": return "undefined";
-    case "function": return "[Function " + (v.name || "anonymous") + "]";
-    case "symbol": return v.toString();
-  }
-  if (v === null) return "null";
-  if (v instanceof Error) return (v.name === "ToolError" ? "ToolError[" + v.code + "]" : _String(v.name)) + ": " + _String(v.message);
-  if (v instanceof Date) { const t = _apply(_getTime, v, []); return t === t ? _apply(_toISO, v, []) : "Invalid Date"; }
-  if (seen.indexOf(v) >= 0) return "[Circular]";
-  if (depth >= 6) return _isArray(v) ? "[Array]" : "[Object]";
-  seen.push(v);
-  const parts = [];
-  let open = "{ ", close = " }", items;
-  if (_isArray(v)) { open = "["; close = "]"; items = v.map(function (x) { return [null, x]; }); }
-  else if (v instanceof Map) { open = "Map(" + v.size + ") { "; items = _from(v.entries()); }
-  else if (v instanceof Set) { open = "Set(" + v.size + ") { "; items = _from(v.values()).map(function (x) { return [null, x]; }); }
-  else if (_isView(v) || v instanceof ArrayBuffer) { const b = bytesOf(v); open = kindOf(v) + "(" + b.length + ") ["; close = "]"; items = _from(b.subarray(0, 64)).map(function (x) { return [null, x]; }); }
-  else items = _entries(v);
-  for (let i = 0; i < items.length; i++) {
-    if (budget.left <= 0) { parts.push("…"); break; }
-    const k = items[i][0];
-    const s = (k === null ? "" : (typeof k === "string" ? k : fmt(k, budget, depth + 1, seen)) + (v instanceof Map ? " => " : ": ")) + fmt(items[i][1], budget, depth + 1, seen);
-    budget.left -= s.length + 2;
-    parts.push(s);
-  }
-  seen.pop();
-  if (parts.length === 0) return _isArray(v) ? "[]" : open.trim() + close.trim();
-  return open + parts.join(", ") + close;
-}
 function logger(level) {
   return function () {
     const budget = { left: config.maxLogChars };
     const parts = [];
     for (let i = 0; i < arguments.length && budget.left > 0; i++) {
-      const s = fmt(arguments[i], budget, 0, []);
+      const a = arguments[i];
+      const s = typeof a === "string" ? a : typeof a === "number" || typeof a === "boolean" ? _String(a) : cold().fmt(a, budget, 0, []);
       budget.left -= s.length + 1;
       parts.push(s);
     }
@@ -358,7 +222,7 @@ function errorJson(e) {
       info = { name: _String(e.name), message: cut(_String(e.message), 4000), stack: cut(_String(e.stack || ""), 4000) };
       if (e instanceof ToolError) { info.toolError = true; info.code = _String(e.code); info.tool = _String(e.tool); }
     } else {
-      info = { name: "Thrown", message: cut(fmt(e, { left: 4000 }, 0, []), 4000), stack: "" };
+      info = { name: "Thrown", message: cut(cold().fmt(e, { left: 4000 }, 0, []), 4000), stack: "" };
     }
   } catch (x) {
     info = { name: "Thrown", message: "a value that cannot be described was thrown", stack: "" };
@@ -427,4 +291,168 @@ bindGlobal("parallel", parallel);
 bindGlobal("callTool", callTool);
 _defineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
 return { start, exchange };
+})`;
+
+/**
+ * What most steps never use — the tagged codec (values JSON cannot carry), base64, and console formatting of
+ * objects — compiled by the prelude on first use: QuickJS parses ~0.07 ms per KB, and this is ~40% of it.
+ * It is given the intrinsics the prelude captured before the step's code ran, and reads nothing else of the
+ * global scope that the prelude would not also have read.
+ */
+export const PRELUDE_COLD = String.raw`(function (d) {
+"use strict";
+const { O, _apply, _from, _stringify, _keys, _entries, _isArray, _isView, _slice, _test, _toString, _getTime, _toISO,
+  _String, ESC, TYPED, ToolError, setOwn, cut } = d;
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+function kindOf(v) { return _apply(_slice, _apply(_toString, v, []), [8, -1]); }
+
+function toBase64(u8) {
+  const parts = [];
+  let i = 0;
+  for (; i + 2 < u8.length; i += 3) {
+    const n = (u8[i] << 16) | (u8[i + 1] << 8) | u8[i + 2];
+    parts.push(B64[n >> 18] + B64[(n >> 12) & 63] + B64[(n >> 6) & 63] + B64[n & 63]);
+  }
+  if (i < u8.length) {
+    const n = (u8[i] << 16) | ((i + 1 < u8.length ? u8[i + 1] : 0) << 8);
+    parts.push(B64[n >> 18] + B64[(n >> 12) & 63] + (i + 1 < u8.length ? B64[(n >> 6) & 63] : "=") + "=");
+  }
+  return parts.join("");
+}
+function fromBase64(s) {
+  s = _String(s).replace(/[^A-Za-z0-9+/]/g, "");
+  const out = new Uint8Array(Math.floor((s.length * 3) / 4));
+  let o = 0;
+  for (let i = 0; i < s.length; i += 4) {
+    const n = (B64.indexOf(s[i]) << 18) | (B64.indexOf(s[i + 1]) << 12) |
+      ((i + 2 < s.length ? B64.indexOf(s[i + 2]) : 0) << 6) | (i + 3 < s.length ? B64.indexOf(s[i + 3]) : 0);
+    out[o++] = n >> 16;
+    if (i + 2 < s.length) out[o++] = (n >> 8) & 255;
+    if (i + 3 < s.length) out[o++] = n & 255;
+  }
+  return out.subarray(0, o);
+}
+function bytesOf(v) {
+  return v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function replacer(key, value) {
+  const raw = this[key];
+  switch (typeof raw) {
+    case "undefined": return { $pda: "undefined" };
+    case "number": return raw - raw === 0 ? raw : { $pda: "number", value: _String(raw) };
+    case "bigint": return { $pda: "bigint", value: _String(raw) };
+    case "function": return { $pda: "function", name: _String(raw.name) };
+    case "symbol": return { $pda: "symbol", description: raw.description === undefined ? "" : raw.description };
+  }
+  if (raw === null || typeof raw !== "object") return value;
+  if (raw instanceof Date) {
+    const t = _apply(_getTime, raw, []);
+    return { $pda: "date", value: t === t ? _apply(_toISO, raw, []) : null };
+  }
+  if (raw instanceof ArrayBuffer || _isView(raw)) {
+    const tag = { $pda: "bytes", base64: toBase64(bytesOf(raw)) };
+    const type = kindOf(raw);
+    if (type !== "Uint8Array") tag.type = type;
+    return tag;
+  }
+  if (raw instanceof Map) return { $pda: "map", entries: _from(raw.entries()) };
+  if (raw instanceof Set) return { $pda: "set", values: _from(raw.values()) };
+  if (raw instanceof RegExp) return { $pda: "regexp", source: raw.source, flags: raw.flags };
+  if (raw instanceof Error) {
+    const tag = { $pda: "error", name: _String(raw.name), message: _String(raw.message) };
+    if (typeof raw.code === "string") tag.code = raw.code;
+    if (typeof raw.tool === "string") tag.tool = raw.tool;
+    return tag;
+  }
+  if (value === null || typeof value !== "object" || _isArray(value)) return value;
+  const keys = _keys(value);
+  let needs = false;
+  for (let i = 0; i < keys.length; i++) if (_apply(_test, ESC, [keys[i]])) { needs = true; break; }
+  if (!needs) return value;
+  const out = {};
+  for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? "$" + keys[i] : keys[i], value[keys[i]]);
+  return out;
+}
+
+function untag(t) {
+  switch (t.$pda) {
+    case "undefined": return undefined;
+    case "number": return Number(t.value);
+    case "bigint": return BigInt(t.value);
+    case "date": return new Date(t.value === null ? NaN : t.value);
+    case "bytes": {
+      const bytes = fromBase64(t.base64);
+      if (t.type === "ArrayBuffer") return bytes.slice().buffer;
+      const Ctor = typeof t.type === "string" && O.prototype.hasOwnProperty.call(TYPED, t.type) ? TYPED[t.type] : undefined;
+      if (!Ctor) return bytes;
+      const buf = bytes.slice().buffer;
+      return new Ctor(buf, 0, Math.floor(buf.byteLength / Ctor.BYTES_PER_ELEMENT));
+    }
+    case "map": return new Map(_isArray(t.entries) ? t.entries : []);
+    case "set": return new Set(_isArray(t.values) ? t.values : []);
+    case "regexp": return new RegExp(t.source, t.flags);
+    case "error": {
+      const e = t.code !== undefined ? new ToolError(t.code, t.tool, t.message) : new Error(t.message);
+      if (t.code === undefined) e.name = t.name;
+      return e;
+    }
+  }
+  return t;
+}
+// Children first, in place on the fresh parse (a JSON.parse reviver would delete keys whose value is undefined).
+function revive(value) {
+  if (value === null || typeof value !== "object") return value;
+  if (_isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
+  const keys = _keys(value);
+  let escaped = false;
+  for (let i = 0; i < keys.length; i++) {
+    setOwn(value, keys[i], revive(value[keys[i]]));
+    if (_apply(_test, ESC, [keys[i]])) escaped = true;
+  }
+  if (typeof value.$pda === "string") return untag(value);
+  if (!escaped) return value;
+  const out = {};
+  for (let i = 0; i < keys.length; i++) setOwn(out, _apply(_test, ESC, [keys[i]]) ? _apply(_slice, keys[i], [1]) : keys[i], value[keys[i]]);
+  return out;
+}
+
+function fmt(v, budget, depth, seen) {
+  switch (typeof v) {
+    case "string": return depth ? _stringify(cut(v, budget.left)) : v;
+    case "number": case "boolean": return _String(v);
+    case "bigint": return _String(v) + "n";
+    case "undefined": return "undefined";
+    case "function": return "[Function " + (v.name || "anonymous") + "]";
+    case "symbol": return v.toString();
+  }
+  if (v === null) return "null";
+  if (v instanceof Error) return (v.name === "ToolError" ? "ToolError[" + v.code + "]" : _String(v.name)) + ": " + _String(v.message);
+  if (v instanceof Date) { const t = _apply(_getTime, v, []); return t === t ? _apply(_toISO, v, []) : "Invalid Date"; }
+  if (seen.indexOf(v) >= 0) return "[Circular]";
+  if (depth >= 6) return _isArray(v) ? "[Array]" : "[Object]";
+  seen.push(v);
+  const parts = [];
+  let open = "{ ", close = " }", items;
+  if (_isArray(v)) { open = "["; close = "]"; items = v.map(function (x) { return [null, x]; }); }
+  else if (v instanceof Map) { open = "Map(" + v.size + ") { "; items = _from(v.entries()); }
+  else if (v instanceof Set) { open = "Set(" + v.size + ") { "; items = _from(v.values()).map(function (x) { return [null, x]; }); }
+  else if (_isView(v) || v instanceof ArrayBuffer) { const b = bytesOf(v); open = kindOf(v) + "(" + b.length + ") ["; close = "]"; items = _from(b.subarray(0, 64)).map(function (x) { return [null, x]; }); }
+  else items = _entries(v);
+  for (let i = 0; i < items.length; i++) {
+    if (budget.left <= 0) { parts.push("…"); break; }
+    const k = items[i][0];
+    const s = (k === null ? "" : (typeof k === "string" ? k : fmt(k, budget, depth + 1, seen)) + (v instanceof Map ? " => " : ": ")) + fmt(items[i][1], budget, depth + 1, seen);
+    budget.left -= s.length + 2;
+    parts.push(s);
+  }
+  seen.pop();
+  if (parts.length === 0) return _isArray(v) ? "[]" : open.trim() + close.trim();
+  return open + parts.join(", ") + close;
+}
+
+return { replacer, revive, fmt };
 })`;

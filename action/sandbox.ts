@@ -20,7 +20,7 @@ import { TAG, decode, encode } from "./codec.js";
 import { acquireEngine, heapExhausted, releaseEngine, type Engine } from "./engine.js";
 import { FastLane } from "./fast.js";
 import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
-import { PRELUDE, PRELUDE_FILE } from "./prelude.js";
+import { PRELUDE, PRELUDE_COLD, PRELUDE_FILE } from "./prelude.js";
 
 /** Extra host functions by namespace, e.g. `{ memory: { search } }` → `memory.search(...)` in the code. */
 export type Namespaces = Record<string, Record<string, (args: unknown[]) => Promise<unknown>>>;
@@ -165,6 +165,9 @@ class StepRun {
     this.hostFunction(hostObj, "done", (status, text) => {
       this.finished ??= { status: ctx.getNumber(status), text: ctx.getString(text) };
     });
+    const coldSource = ctx.newString(PRELUDE_COLD);
+    ctx.setProp(hostObj, "cold", coldSource);
+    coldSource.dispose();
     const config = this.keep(ctx.newString(JSON.stringify(this.preludeConfig())));
     const api = this.call(preludeFn, ctx.undefined, hostObj, config);
     if (!api) return false;

@@ -205,6 +205,24 @@ describe("the step", () => {
     expect(back.$pda).toBe("a literal key");
   });
 
+  it("encodes rich values and formats objects even after the code has replaced eval, JSON and typed arrays", async () => {
+    // The codec's rarely used half is compiled on first use, after the code ran: it must not depend on
+    // anything the code could have replaced by then.
+    const r = await runCode(
+      [
+        "globalThis.eval = () => { throw new Error('eval replaced'); };",
+        "globalThis.Float32Array = function () {}; globalThis.JSON = { stringify() { return 'x'; }, parse() {} };",
+        "console.log({ a: [1, 2] }, new Map([[1, 'b']]));",
+        "const rich = await data.rich();",
+        "return { when: rich.when instanceof Date, nan: -Infinity };",
+      ].join("\n"),
+      testHost(),
+      limits(),
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.logs).toEqual(['{ a: [1, 2] } Map(1) { 1 => "b" }']);
+    expect(r.value).toEqual({ when: true, nan: { $pda: "number", value: "-Infinity" } });
+  });
   it("reports a syntax error at the line and column of the model's own code", async () => {
     const r = await runCode("const a = 1;\nconst b = 2;\nconst c = a +* b;\nreturn c", testHost(), limits());
     expect(r.error).toMatchObject({ code: "SANDBOX_SYNTAX", line: 3, column: 14 });
