@@ -13,6 +13,7 @@ import {
   type CallToolResult,
   type ElicitRequest,
   type ElicitResult,
+  type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError, errorMessage, type Clock } from "../../core/index.js";
@@ -20,7 +21,7 @@ import { restartDelayMs } from "./backoff.js";
 import type { ServerConfig } from "./config.js";
 import type { HubEvent, ServerState, ServerStatus } from "./events.js";
 import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
-import { mapCallError } from "./result.js";
+import { mapCallError, resultBytes } from "./result.js";
 
 export type ElicitationHandler = (
   server: string,
@@ -268,18 +269,23 @@ export class ServerConnection {
     return this.client!;
   }
 
-  /** One tools/call. Never retried here: a call in flight when the server died fails with SERVER_CRASHED. */
+  /**
+   * One tools/call, with the size of its answer. Never retried here: a call in flight when the server died
+   * fails with SERVER_CRASHED.
+   */
   async call(
     tool: string,
     args: Record<string, unknown>,
     options: { signal?: AbortSignal; timeoutMs: number; qualified: string },
-  ): Promise<CallToolResult> {
+  ): Promise<{ result: CallToolResult; bytes: number }> {
     // The common case without an extra await: a live session and no liveness probe running.
     const client =
       this.client && this.state === "ready" && !this.probing
         ? this.client
         : await this.ready(options.qualified);
     const transport = this.transport;
+    const stdio = transport instanceof ChildStdioTransport ? transport : undefined;
+    let id: RequestId | undefined;
     try {
       // Progress costs a token in the request and a handler per call: ask for it only if someone shows it.
       const onprogress = this.deps.listening()
@@ -293,16 +299,21 @@ export class ServerConnection {
               message: p.message,
             })
         : undefined;
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+      const pending = client.callTool({ name: tool, arguments: args }, undefined, {
         signal: options.signal,
         timeout: options.timeoutMs,
         onprogress,
-      })) as CallToolResult;
+      });
+      id = stdio?.takeCallId();
+      const result = (await pending) as CallToolResult;
       this.failures = 0;
-      return result;
+      // The stdio transport saw the answer's line, so the result need not be serialised again to size it.
+      const bytes = (id !== undefined ? stdio!.takeBytes(id) : undefined) ?? resultBytes(result);
+      return { result, bytes };
     } catch (e) {
+      if (id !== undefined) stdio!.takeBytes(id);
       const error = mapCallError(e, options.qualified, this.id, options.timeoutMs, options.signal, () =>
-        transport instanceof ChildStdioTransport ? transport.describeExit() : undefined,
+        stdio?.describeExit(),
       );
       if ((error.code === "TOOL_TIMEOUT" || error.code === "TOOL_CANCELLED") && !this.probing) {
         this.probing = this.probe(client, transport).finally(() => (this.probing = undefined));

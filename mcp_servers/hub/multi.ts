@@ -173,7 +173,7 @@ export class MultiMCP implements ToolHost {
 
   async call(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<unknown> {
     const started = this.clock.now();
-    const startedAt = new Date(started).toISOString();
+    const startedAt = isoTime(started);
     let server = name.includes(".") ? name.slice(0, name.indexOf(".")) : "";
     let tool = name;
     let bytes = 0;
@@ -182,7 +182,7 @@ export class MultiMCP implements ToolHost {
       const target = this.resolve(name);
       server = target.conn.id;
       tool = target.tool;
-      const qualified = `${server}.${tool}`;
+      const qualified = target.info?.qualified ?? `${server}.${tool}`;
       if (args === null || typeof args !== "object" || Array.isArray(args)) {
         throw new ToolError(
           "TOOL_INVALID_ARGS",
@@ -192,8 +192,9 @@ export class MultiMCP implements ToolHost {
       }
       const sent = target.info ? validateArgs(qualified, target.info.inputSchema, args) : args;
       const timeoutMs = Math.min(options.timeoutMs ?? Infinity, target.conn.config.timeout_ms);
-      const result = await target.conn.call(tool, sent, { signal: options.signal, timeoutMs, qualified });
-      bytes = byteSize(result);
+      const answer = await target.conn.call(tool, sent, { signal: options.signal, timeoutMs, qualified });
+      const result = answer.result;
+      bytes = answer.bytes;
       if (result.isError) throw new ToolError("TOOL_ERROR", qualified, `${qualified}: ${errorText(result)}`);
       const value = resultValue(result);
       this.record(options, {
@@ -303,8 +304,22 @@ export class MultiMCP implements ToolHost {
   }
 }
 
-function byteSize(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+let isoSecond = NaN;
+let isoPrefix = "";
+/**
+ * `new Date(ms).toISOString()`, reusing the date and time up to the second while it stays the same:
+ * formatting a Date in full for every call's record was a visible part of the hub's per-call cost.
+ */
+export function isoTime(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  // Years 1970 to 9999 only: others have another prefix (and are never the real clock).
+  if (!(second >= 0 && second < 253_402_300_800)) return new Date(ms).toISOString();
+  if (second !== isoSecond) {
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    isoSecond = second;
+  }
+  const milli = Math.floor(ms) - second * 1000;
+  return `${isoPrefix}${milli < 10 ? "00" : milli < 100 ? "0" : ""}${milli}Z`;
 }
 
 export type { ElicitationHandler, ElicitRequest };

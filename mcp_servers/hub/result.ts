@@ -26,6 +26,11 @@ function parseJsonish(text: string): unknown {
   return text;
 }
 
+/** The size of a result as JSON, when its answer's size on the wire is not known (HTTP). */
+export function resultBytes(result: CallToolResult): number {
+  return Buffer.byteLength(JSON.stringify(result) ?? "", "utf8");
+}
+
 /** The text of an isError result, for the ToolError message. */
 export function errorText(result: CallToolResult): string {
   const texts = (result.content ?? [])

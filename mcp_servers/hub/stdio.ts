@@ -7,7 +7,12 @@
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+  type JSONRPCResultResponse,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import { descendants, signalAll } from "./proctree.js";
 
 export type SpawnFn = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
@@ -53,6 +58,9 @@ export class ChildStdioTransport implements Transport {
   private exited?: Promise<void>;
   private exitInfo?: { code: number | null; signal: NodeJS.Signals | null };
   private closing?: Promise<void>;
+  /** tools/call ids sent and not yet taken back, with the size of their answer once it came. */
+  private readonly answerBytes = new Map<RequestId, number | undefined>();
+  private lastCallId?: RequestId;
 
   constructor(private readonly params: StdioParams) {}
 
@@ -145,12 +153,22 @@ export class ChildStdioTransport implements Transport {
   private onData(chunk: Buffer): void {
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-      this.pending.push(chunk.subarray(start, nl));
-      const line = Buffer.concat(this.pending).toString("utf8").replace(/\r$/, "");
-      this.pending = [];
-      this.pendingBytes = 0;
+      let line: string;
+      let bytes: number;
+      if (this.pending.length === 0) {
+        // The usual case, a whole line in one chunk: decoded in place, not copied first.
+        line = chunk.toString("utf8", start, nl);
+        bytes = nl - start;
+      } else {
+        this.pending.push(chunk.subarray(start, nl));
+        const whole = Buffer.concat(this.pending);
+        line = whole.toString("utf8");
+        bytes = whole.length;
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
       start = nl + 1;
-      this.onLine(line);
+      this.onLine(line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line, bytes);
     }
     if (start < chunk.length) {
       this.pending.push(chunk.subarray(start));
@@ -164,21 +182,47 @@ export class ChildStdioTransport implements Transport {
     }
   }
 
-  private onLine(line: string): void {
-    if (!line.trim()) return;
+  private onLine(line: string, bytes: number): void {
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+      const value: unknown = JSON.parse(line);
+      // The common answer is recognised by hand (the SDK's Protocol checks every message against its schemas
+      // again anyway); anything else goes through the schema, so JSON that is not JSON-RPC is still garbage.
+      message = isPlainResult(value) ? value : JSONRPCMessageSchema.parse(value);
     } catch {
+      if (!line.trim()) return;
       this.params.onGarbage?.(line.length > 200 ? `${line.slice(0, 200)}…` : line);
       return;
     }
+    const answered = "id" in message && !("method" in message) ? message.id : undefined;
+    if (answered !== undefined && this.answerBytes.has(answered)) this.answerBytes.set(answered, bytes);
     this.onmessage?.(message);
+  }
+
+  /**
+   * The id of the tools/call request sent last, once: a caller that sent one (the SDK sends during
+   * `callTool`, before its first await) takes it right after, and later its answer's size with takeBytes.
+   */
+  takeCallId(): RequestId | undefined {
+    const id = this.lastCallId;
+    this.lastCallId = undefined;
+    return id;
+  }
+
+  /** Bytes of the answer line to tools/call `id` (undefined when none came); forgets the id. */
+  takeBytes(id: RequestId): number | undefined {
+    const bytes = this.answerBytes.get(id);
+    this.answerBytes.delete(id);
+    return bytes;
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable) throw new Error("not connected: the server process has exited");
+    if ("method" in message && message.method === "tools/call" && "id" in message) {
+      this.lastCallId = message.id;
+      this.answerBytes.set(message.id, undefined);
+    }
     if (!stdin.write(serializeMessage(message))) {
       await new Promise<void>((resolve) => stdin.once("drain", resolve));
     }
@@ -215,6 +259,7 @@ export class ChildStdioTransport implements Transport {
     // The leader may have exited politely while something it started still runs.
     signalAll(tree.slice(1), "SIGKILL");
     this.pending = [];
+    this.answerBytes.clear();
   }
 
   /** Kill at once (a wedged server): no polite stdin end. */
@@ -227,4 +272,23 @@ export class ChildStdioTransport implements Transport {
     })();
     return this.closing;
   }
+}
+
+/**
+ * A result response exactly as JSONRPCMessageSchema would return it (its three keys, a valid id, a result
+ * object without `_meta`), checked by hand: the schema's union costs more than the JSON.parse before it.
+ */
+function isPlainResult(value: unknown): value is JSONRPCResultResponse {
+  if (typeof value !== "object" || value === null) return false;
+  const m = value as Record<string, unknown>;
+  const { id, result } = m;
+  return (
+    Object.keys(m).length === 3 &&
+    m.jsonrpc === "2.0" &&
+    (typeof id === "string" || Number.isSafeInteger(id)) &&
+    typeof result === "object" &&
+    result !== null &&
+    !Array.isArray(result) &&
+    (result as { _meta?: unknown })._meta === undefined
+  );
 }
