@@ -15,7 +15,7 @@ export class TeamLoop extends AgentLoop {
     readonly agent: Agent,
     private readonly base: LoopDeps,
   ) {
-    super(team.deps(agent, base, false));
+    super(team.deps(agent, base));
   }
 
   override async run(query: string, options: RunOptions = {}): Promise<AgentSession> {
@@ -73,7 +73,7 @@ export class TeamLoop extends AgentLoop {
         to: h.to,
         reason: h.reason,
       });
-      const next = new AgentLoop(this.team.deps(this.team.agent(h.to), this.base, false));
+      const next = new AgentLoop(this.team.deps(this.team.agent(h.to), this.base));
       s = await next.takeOver(
         s,
         `Agent "${h.from}" handed the conversation to you, agent "${h.to}": ${h.reason}. Go on from where it is.`,

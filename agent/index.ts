@@ -2,6 +2,7 @@ export * from "./loop.js";
 export * from "./events.js";
 export * from "./session.js";
 export * from "./budgets.js";
+export * from "./spend.js";
 export * from "./scoped-host.js";
 export * from "./recall.js";
 export * from "./human.js";

@@ -29,7 +29,6 @@ import {
 import type { DecisionInput } from "../decision/index.js";
 import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import type { PerceptionInput } from "../perception/index.js";
-import { budgetRules, firstStop, type StopRule } from "./budgets.js";
 import type { LoopEvent } from "./events.js";
 import { STOP_STATUS, questionText, type HumanChannel, type Question } from "../hil/index.js";
 import {
@@ -48,6 +47,7 @@ import { approvalGate, ask, pendingQuestion, WaitClock, type HumanDeps } from ".
 import { scopedHost } from "./scoped-host.js";
 import { currentPlan, newSession } from "./session.js";
 import { trackModelCall } from "./model-call.js";
+import { SpendLedger, type SpendAccount } from "./spend.js";
 import { newStep, nextPlanVersion, partialAnswer, stepDecision, type StepDecision } from "./plan.js";
 
 /** What the loop asks of memory: rendered text for the prompts ("" when there is nothing). */
@@ -80,6 +80,8 @@ export interface LoopDeps {
   hooks?: LoopHooks;
   /** Host functions every CODE step gets beside the tools, e.g. `memory.search`, `resources.read`. */
   services?: Namespaces;
+  /** Spending of the sessions being driven; a team's loops share one, so sub-agents spend their callers' budgets. */
+  ledger?: SpendLedger;
 }
 
 export interface RunOptions {
@@ -111,7 +113,6 @@ type Next =
 /** The state of one drive of a session (a run, or a resume). */
 interface Run {
   s: AgentSession;
-  started: number;
   stepIndex: number | undefined;
   memory: string;
   host: ToolHost;
@@ -127,6 +128,8 @@ interface Run {
   signal?: AbortSignal;
   /** The human channel for this run, with its own count of time spent waiting on the person. */
   human?: HumanDeps;
+  /** What the session (with its sub-agents) spent, against its budgets and its callers'. */
+  account: SpendAccount;
 }
 
 /** Where Ctrl-C presses come from, when a person can be asked what to do about them (the CLI's terminal). */
@@ -139,13 +142,13 @@ const INTERRUPTIBLE = new Set<Next["kind"]>(["start", "decide", "run_code", "jud
 
 export class AgentLoop {
   private readonly clock: Clock;
-  private readonly rules: StopRule[];
+  private readonly ledger: SpendLedger;
   private readonly execute: typeof runCode;
   private readonly human?: HumanDeps;
 
   constructor(private readonly deps: LoopDeps) {
     this.clock = deps.clock ?? systemClock;
-    this.rules = budgetRules(deps.profile.budgets);
+    this.ledger = deps.ledger ?? new SpendLedger();
     this.execute = deps.execute ?? runCode;
     if (deps.human) {
       this.human = { channel: deps.human, recorder: deps.recorder, clock: this.clock, signal: deps.signal };
@@ -204,7 +207,6 @@ export class AgentLoop {
     const msBefore = s.usage.ms;
     const run: Run = {
       s,
-      started,
       stepIndex: undefined,
       memory: "",
       host: this.deps.host,
@@ -212,6 +214,12 @@ export class AgentLoop {
       queryFindings: "",
       toolStats: "",
       signal: this.deps.signal,
+      // Time spent waiting on a person does not count against the wall-time budget.
+      account: this.ledger.open(
+        s,
+        this.deps.profile.budgets,
+        () => this.clock.now() - (run.human?.waited?.ms ?? 0) - started,
+      ),
     };
     // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
     run.human = this.human ? { ...this.human, waited: new WaitClock(() => this.clock.now()) } : undefined;
@@ -241,6 +249,7 @@ export class AgentLoop {
       }
     } finally {
       unsubscribe();
+      this.ledger.close(run.account);
       s.usage.ms = msBefore + (this.clock.now() - started);
       this.deps.recorder.finishSession(s);
       this.emit({ type: "session_end", session: s });
@@ -676,7 +685,7 @@ export class AgentLoop {
     input: I,
   ): Promise<O> {
     this.checkBudgets(run);
-    const ctx = { recorder: this.deps.recorder, clock: this.clock };
+    const ctx = { recorder: this.deps.recorder, clock: this.clock, account: run.account };
     return trackModelCall(ctx, run.s, role, this.deps.models[role], phase, input);
   }
 
@@ -725,9 +734,7 @@ export class AgentLoop {
   }
 
   private checkBudgets(run: Run) {
-    // Time spent waiting on a person does not count against the wall-time budget.
-    const now = this.clock.now() - (run.human?.waited?.ms ?? 0);
-    const stop = firstStop(this.rules, run.s, now, run.started);
+    const stop = run.account.stop();
     if (stop) throw new BudgetExceeded(stop.code, stop.message);
     if (this.deps.signal?.aborted) throw new BudgetExceeded("ABORTED", "the session was cancelled");
   }

@@ -5,9 +5,10 @@
 import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
 import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import type { Phase } from "./hooks.js";
+import type { SpendAccount } from "./spend.js";
 
 export async function trackModelCall<I, T extends { result: GenerateResult<unknown>; prompt: string }>(
-  ctx: { recorder: SessionRecorder; clock: Clock },
+  ctx: { recorder: SessionRecorder; clock: Clock; account?: SpendAccount },
   s: AgentSession,
   role: string,
   model: ModelProvider,
@@ -16,6 +17,8 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
 ): Promise<T> {
   const startedAt = ctx.clock.iso();
   const t0 = ctx.clock.now();
+  // Counted while under way, so callers and parallel sub-agents see it before its usage is known.
+  const done = ctx.account?.begin();
   try {
     const out = await phase.run(model, input);
     const { usage } = out.result;
@@ -59,5 +62,7 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
       started_at: startedAt,
     });
     throw e;
+  } finally {
+    done?.();
   }
 }

@@ -2,6 +2,7 @@
 import {
   SESSION_SCHEMA_VERSION,
   SessionSummary,
+  totalSpend,
   type AgentSession,
   type PlanVersion,
 } from "../core/index.js";
@@ -38,6 +39,8 @@ export function currentPlan(session: AgentSession): PlanVersion | undefined {
 }
 
 export function summarize(session: AgentSession): SessionSummary {
+  const calls = session.agent_calls?.length ?? 0;
+  const total = totalSpend(session);
   return SessionSummary.parse({
     session_id: session.session_id,
     status: session.status,
@@ -52,5 +55,8 @@ export function summarize(session: AgentSession): SessionSummary {
     human_inputs: session.state.human_inputs.length,
     status_reason: session.status_reason,
     question: session.pending_question,
+    with_subagents: calls
+      ? { subagent_calls: calls, ...total, cost_usd: Number(total.cost_usd.toFixed(6)) }
+      : undefined,
   });
 }

@@ -13,7 +13,9 @@ import {
   ConfigError,
   ToolError,
   newId,
+  noSpend,
   systemClock,
+  totalSpend,
   type AgentCallRecord,
   type AgentReport,
   type AgentSession,
@@ -38,11 +40,21 @@ import { narrowExecute, narrowHost, narrowServices } from "./narrow-host.js";
 import { agentSections, decisionPhase, perceptionPhase } from "./phases.js";
 import { plannerCoderPhase } from "./planner-coder.js";
 import { checkReport, outcomeOf, reportOf, type AgentResult } from "./report.js";
+import { SpendLedger } from "./spend.js";
+
+/** A sub-agent's session as it starts: its id and its caller's. */
+export interface SubagentStart {
+  session_id: string;
+  parent_session_id: string;
+}
 
 export interface TeamOptions {
   config: AgentsConfig;
-  /** A provider an agent's config names for a role (agents.yaml `models`); undefined → the caller's models. */
-  modelFor?: (agent: Agent, role: ModelRole) => ModelProvider | undefined;
+  /**
+   * A provider an agent's config names for a role (agents.yaml `models`); undefined → the caller's models.
+   * `start` is given for a sub-agent's session, so a model may be picked per session (replay does).
+   */
+  modelFor?: (agent: Agent, role: ModelRole, start?: SubagentStart) => ModelProvider | undefined;
   /** How long the end of a CODE step waits for the sub-agents it cancelled to finish their logs (ms). */
   settleMs?: number;
   /** Memory with another number of hits, for agents that set memory_hits; without it they use the caller's. */
@@ -96,6 +108,8 @@ export class AgentTeam {
   readonly config: AgentsConfig;
   /** Handoffs asked for by a session's CODE, taken by its TeamLoop when the agent's turn ends. */
   readonly handoffs = new Map<string, Handoff>();
+  /** What the team's sessions spend while they run, so sub-agents spend their callers' budgets too. */
+  readonly ledger = new SpendLedger();
   private readonly counters = new Map<
     string,
     Omit<AgentStatus, "name" | "description" | "error_codes" | "status">
@@ -141,9 +155,9 @@ export class AgentTeam {
     }
   }
 
-  /** The deps of one agent's loop over `base` (the deps a plain session would get). */
-  deps(agent: Agent, base: LoopDeps, sub: boolean, signal = base.signal): LoopDeps {
-    const model = (role: ModelRole) => this.model(agent, role, base, sub);
+  /** The deps of one agent's loop over `base` (the deps a plain session would get); `start` for a sub-agent's. */
+  deps(agent: Agent, base: LoopDeps, start?: SubagentStart, signal = base.signal): LoopDeps {
+    const model = (role: ModelRole) => this.model(agent, role, base, start);
     const onEvent = base.onEvent;
     return {
       ...base,
@@ -156,8 +170,9 @@ export class AgentTeam {
         agent.memory_hits !== undefined && this.options.memory
           ? this.options.memory(agent.memory_hits)
           : base.memory,
-      hooks: this.hooks(agent, base, sub, signal),
+      hooks: this.hooks(agent, base, start, signal),
       signal,
+      ledger: base.ledger ?? this.ledger,
       // The end of a turn that hands over is not the end of the session: its session_end waits for the last.
       onEvent:
         onEvent &&
@@ -184,13 +199,14 @@ export class AgentTeam {
     return c;
   }
 
-  private model(agent: Agent, role: ModelRole, base: LoopDeps, sub: boolean): ModelProvider {
-    const own = this.options.modelFor?.(agent, role);
+  private model(agent: Agent, role: ModelRole, base: LoopDeps, start?: SubagentStart): ModelProvider {
+    const own = this.options.modelFor?.(agent, role, start);
     const m = own ?? (role === "perception" ? base.models.perception : base.models.decision);
-    return sub ? prefixRoles(m, agent.name) : m;
+    return start ? prefixRoles(m, agent.name) : m;
   }
 
-  private hooks(agent: Agent, base: LoopDeps, sub: boolean, signal?: AbortSignal): LoopHooks {
+  private hooks(agent: Agent, base: LoopDeps, start?: SubagentStart, signal?: AbortSignal): LoopHooks {
+    const sub = start !== undefined;
     const sections = agentSections(agent, this.config.agents, sub);
     const work = new Map<string, StepWork>();
     const reports = new Map<string, AgentReport>();
@@ -201,8 +217,8 @@ export class AgentTeam {
         agent.decision === "planner_coder"
           ? plannerCoderPhase(
               {
-                planner: this.model(agent, "planner", base, sub),
-                coder: this.model(agent, "coder", base, sub),
+                planner: this.model(agent, "planner", base, start),
+                coder: this.model(agent, "coder", base, start),
               },
               sections.decision,
             )
@@ -358,7 +374,12 @@ export class AgentTeam {
     const ac = new AbortController();
     const signal = AbortSignal.any([ac.signal, ctx.signal]);
     const emit = (e: LoopEvent) => base.onEvent?.(e);
-    const deps = this.deps(agent, { ...base, onEvent: undefined }, true, signal);
+    const deps = this.deps(
+      agent,
+      { ...base, onEvent: undefined },
+      { session_id: sessionId, parent_session_id: ctx.session.session_id },
+      signal,
+    );
     deps.onEvent = (event) => emit({ type: "agent_event", agent: agent.name, session_id: sessionId, event });
     const query = Object.keys(args).length
       ? `${task}\n\nArguments from the caller (JSON): ${JSON.stringify(args)}`
@@ -379,8 +400,11 @@ export class AgentTeam {
     const result = new AgentLoop(deps)
       .run(query, { sessionId, parentSessionId: ctx.session.session_id, agent: agent.name })
       .then(
-        (s) => ({ r: outcomeOf(agent, sessionId, s), spent: spentBy(s) }),
-        (e: unknown) => ({ r: outcomeOf(agent, sessionId, undefined, e), spent: spentBy(undefined) }),
+        (s) => ({ r: outcomeOf(agent, sessionId, s), spent: totalSpend(s) }),
+        (e: unknown) => ({
+          r: outcomeOf(agent, sessionId, undefined, e),
+          spent: noSpend(),
+        }),
       )
       .then(({ r, spent }) => {
         counter.running -= 1;
@@ -427,21 +451,6 @@ export class AgentTeam {
       },
     };
   }
-}
-
-/** What a sub-agent's session spent, its own sub-agents included (they are in its agent_calls). */
-function spentBy(s: AgentSession | undefined): { llm_calls: number; tokens: number; cost_usd: number } {
-  const own = {
-    llm_calls: s?.usage.llm_calls ?? 0,
-    tokens: s?.usage.tokens ?? 0,
-    cost_usd: s?.usage.cost_usd ?? 0,
-  };
-  for (const c of s?.agent_calls ?? []) {
-    own.llm_calls += c.llm_calls ?? 0;
-    own.tokens += c.tokens ?? 0;
-    own.cost_usd += c.cost_usd ?? 0;
-  }
-  return own;
 }
 
 /** Wait for the runs to end, at most `ms` (a run that ignores cancellation must not hang its caller). */

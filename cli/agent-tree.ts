@@ -3,7 +3,7 @@
  * sub-agent session under it, recursively, with its report. Reads the store only (no agent code loaded).
  */
 import chalk from "chalk";
-import type { AgentCallRecord, AgentSession } from "../core/index.js";
+import { totalSpend, type AgentCallRecord, type AgentSession } from "../core/index.js";
 import type { SessionListItem, SessionStore } from "../memory/index.js";
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
@@ -16,6 +16,18 @@ export const statusColor = (s: string) =>
     : s === "running" || s === "awaiting_human"
       ? chalk.yellow(s)
       : chalk.red(s);
+
+/**
+ * What a session spent with its sub-agents, under its own figures (`pda run`, `pda show`); "" when it called
+ * none. Each session's own figures stay its own; this is the roll-up its budgets count.
+ */
+export function withSubagentsLine(s: Pick<AgentSession, "usage" | "agent_calls">): string {
+  const n = s.agent_calls?.length ?? 0;
+  if (!n) return "";
+  const t = totalSpend(s);
+  const cost = t.cost_usd > 0 ? ` · $${t.cost_usd.toFixed(4)}` : "";
+  return `with its ${n} sub-agent call${n === 1 ? "" : "s"}, in all: ${t.llm_calls} model calls · ${t.tokens} tokens${cost}`;
+}
 
 /**
  * One sub-agent session as tree lines: agent, status, and what its caller got (the report, or UNKNOWN with

@@ -16,7 +16,7 @@ import {
   type TimelineEvent,
   type ToolStat,
 } from "../memory/index.js";
-import { renderAgentTree } from "./agent-tree.js";
+import { renderAgentTree, withSubagentsLine } from "./agent-tree.js";
 import { runCommand } from "./context.js";
 
 interface Globals {
@@ -192,7 +192,8 @@ function eventLines(e: TimelineEvent, verbose: boolean): string[] {
   }
 }
 
-export function renderTimeline(t: Timeline, verbose = false): string {
+/** `withSubagents`: what the session spent with its sub-agents (agent-tree.ts), shown under its own figures. */
+export function renderTimeline(t: Timeline, verbose = false, withSubagents = ""): string {
   const s = t.session;
   const u = t.usage;
   const head = [
@@ -201,6 +202,7 @@ export function renderTimeline(t: Timeline, verbose = false): string {
       `started ${when(s.created_at)} · ended ${when(s.finished_at)} · ${secs(u.ms)} · ${u.llm_calls} model calls · ` +
         `${u.tool_calls} tool calls · ${u.tokens} tokens (${u.input_tokens} in, ${u.output_tokens} out)`,
     ),
+    ...(withSubagents ? [chalk.dim(withSubagents)] : []),
     `${chalk.bold("query")}  ${s.original_query}`,
   ];
   if (s.status_reason) head.push(`${chalk.bold("reason")} ${s.status_reason}`);
@@ -276,11 +278,12 @@ export function registerMemory(program: Command) {
       runCommand(async () => {
         quietOnClosedPipe();
         const g = globals(cmd);
-        withStore(g, (store) =>
-          opts.json
-            ? printJson(store.getSession(id))
-            : out(withTree(renderTimeline(store.timeline(id), g.verbose), renderAgentTree(store, id))),
-        );
+        withStore(g, (store) => {
+          const session = store.getSession(id);
+          if (opts.json) return printJson(session);
+          const timeline = renderTimeline(store.timeline(id), g.verbose, withSubagentsLine(session));
+          out(withTree(timeline, renderAgentTree(store, id)));
+        });
       }),
     );
 

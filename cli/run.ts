@@ -4,6 +4,7 @@ import chalk from "chalk";
 import type { Command } from "commander";
 import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
 import { ConfigError, type AgentSession } from "../core/index.js";
+import { withSubagentsLine } from "./agent-tree.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
 import { traceLine } from "./trace.js";
@@ -71,7 +72,8 @@ export function printOutcome(s: AgentSession, json: boolean) {
   const cost = u.cost_usd > 0 ? ` · $${u.cost_usd.toFixed(4)}` : "";
   const figures = chalk.dim(
     `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ` +
-      `${u.tool_calls} tool calls · ${u.tokens} tokens${cost} · ${(u.ms / 1000).toFixed(1)} s`,
+      `${u.tool_calls} tool calls · ${u.tokens} tokens${cost} · ${(u.ms / 1000).toFixed(1)} s` +
+      (withSubagentsLine(s) && `\n${withSubagentsLine(s)}`),
   );
   if (s.status === "succeeded") {
     process.stdout.write(`\n${chalk.green.bold("answer")} ${s.state.final_answer}\n${figures}\n`);

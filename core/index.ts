@@ -4,3 +4,4 @@ export * from "./paths.js";
 export * from "./time.js";
 export * from "./tools.js";
 export * from "./recorder.js";
+export * from "./usage.js";

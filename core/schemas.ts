@@ -280,6 +280,18 @@ export const SessionSummary = z.object({
   human_inputs: z.number().int(),
   status_reason: z.string().optional(),
   question: z.string().optional(),
+  /**
+   * What the session spent with every sub-agent under it, when it called any (the figures above are its own):
+   * `subagent_calls` is how many sub-agents it called itself.
+   */
+  with_subagents: z
+    .object({
+      subagent_calls: z.number().int(),
+      llm_calls: z.number().int(),
+      tokens: z.number().int(),
+      cost_usd: z.number(),
+    })
+    .optional(),
 });
 export type SessionSummary = z.infer<typeof SessionSummary>;
 

@@ -4,7 +4,13 @@
  */
 import { Profile } from "../../config/index.js";
 import { ModelError } from "../../core/index.js";
-import { ScriptedTransport, StructuredProvider, type Script, type Transport } from "../../llm/index.js";
+import {
+  ScriptedTransport,
+  StructuredProvider,
+  type ModelPrice,
+  type Script,
+  type Transport,
+} from "../../llm/index.js";
 import type { RawCompletion, RawTurn } from "../../llm/types.js";
 import {
   AgentTeam,
@@ -28,10 +34,18 @@ export function teamRun(
   yaml: string,
   root: string,
   script: Script,
-  options: { profile?: Partial<Profile>; team?: Partial<TeamOptions>; deps?: Partial<LoopDeps> } = {},
+  options: {
+    profile?: Partial<Profile>;
+    team?: Partial<TeamOptions>;
+    deps?: Partial<LoopDeps>;
+    /** A price for the scripted model, so sessions spend money. */
+    price?: ModelPrice;
+  } = {},
 ): TeamRun {
   const transport = new ScriptedTransport(script);
-  const model = new StructuredProvider(transport);
+  const model = new StructuredProvider(transport, {
+    costs: options.price ? { [transport.model]: options.price } : {},
+  });
   const events: LoopEvent[] = [];
   const team = new AgentTeam({
     config: parseAgentsConfig("agents.yaml", yaml, h.dir),
