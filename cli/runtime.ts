@@ -13,6 +13,7 @@ import {
   storeMemory,
   type LoopDeps,
   type MemoryService,
+  type TeamOptions,
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
@@ -68,6 +69,8 @@ export interface Runtime {
 export interface RuntimeOverrides {
   /** Use these models instead of `--model` (replay). */
   models?: Runtime["models"];
+  /** Models per agent session of a team, over agents.yaml's (replay plays each session its own outputs). */
+  modelFor?: TeamOptions["modelFor"];
 }
 
 export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -79,7 +82,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     : createModels({ model: opts.model, config: loadModelsConfig(dirname(configFile(dir, "models.yaml"))) });
   const models = overrides.models ?? { perception: router!, decision: router! };
   const team = profile.agent
-    ? openTeam(dir, name, profile.agent, opts, !!overrides.models, (hits) => storeMemory(store, hits))
+    ? openTeam(dir, name, profile.agent, opts, overrides, (hits) => storeMemory(store, hits))
     : undefined;
   const human = createChannel(opts.hil, {
     isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY,
@@ -186,20 +189,22 @@ function openTeam(
   profileName: string,
   agent: string,
   opts: GlobalOptions,
-  modelsGiven: boolean,
+  overrides: RuntimeOverrides,
   memory: (hits: number) => MemoryService,
 ) {
   const routers = new Map<string, ModelRouter>();
   const team = new AgentTeam({
     config: loadAgentsConfig(dir),
     memory,
-    modelFor: (a, role) => {
+    modelFor: (a, role, start) => {
+      const given = overrides.modelFor?.(a, role, start);
+      if (given) return given;
       const spec = a.models[role];
       return spec ? routers.get(spec) : undefined;
     },
   });
   team.agent(agent, `profile "${profileName}"`);
-  if (!opts.model && !modelsGiven) {
+  if (!opts.model && !overrides.models) {
     const modelsConfig = loadModelsConfig(dirname(configFile(dir, "models.yaml")));
     for (const a of team.reachable(agent)) {
       for (const role of MODEL_ROLES) {

@@ -1,11 +1,19 @@
 /** `pda resume <id>` (continue a session waiting on a human) and `pda replay <id>` (re-run from the log). */
 import chalk from "chalk";
 import type { Command } from "commander";
-import { diffSteps, replayModel, summarize } from "../agent/index.js";
-import { ConfigError } from "../core/index.js";
+import {
+  loggedTree,
+  replayMatches,
+  summarize,
+  TreeReplay,
+  type SessionComparison,
+  type StepDifference,
+} from "../agent/index.js";
+import { configDir, configFile, loadConfigFile, ProfilesFile } from "../config/index.js";
+import { ConfigError, newId, type AgentSession } from "../core/index.js";
 import { runCommand } from "./context.js";
 import { cancelOnSigint, printOutcome, traceTo, withSessionOptions } from "./run.js";
-import { globalOptions, openRuntime, openStore } from "./runtime.js";
+import { globalOptions, openRuntime, openStore, type GlobalOptions } from "./runtime.js";
 
 export function registerSession(program: Command) {
   withSessionOptions(
@@ -46,58 +54,117 @@ export function registerSession(program: Command) {
   program
     .command("replay")
     .description(
-      "re-run a logged session with its logged model outputs (no model needed) and the live tools; report steps whose results differ",
+      "re-run a logged session with its logged model outputs (no model needed) and the live tools; report steps whose results differ (a team session: every sub-agent session too)",
     )
     .argument("<id>", "session id (a unique prefix is enough)")
-    .option("--json", "print {session, differences} as JSON")
+    .option(
+      "--profile <name>",
+      "the profile the session ran under (default: the default profile, or the one profile that runs the session's agent)",
+    )
+    .option(
+      "--json",
+      "print {logged, replayed, same_answer, differences, unconsumed_model_outputs, sub_agents} as JSON",
+    )
     .action(async (id: string, _o, cmd: Command) =>
       runCommand(async () => {
         const opts = globalOptions(cmd);
         const store = openStore(opts);
         let logged;
-        let calls;
         try {
-          logged = store.getSession(id);
-          calls = store.llmCalls(logged.session_id);
+          logged = loggedTree(store, id);
         } finally {
           store.close();
         }
-        const { model, transport } = replayModel(calls, logged.session_id);
+        const root = logged.session;
+        if (root.parent_session_id) {
+          throw new ConfigError(
+            `session ${root.session_id} is sub-agent ${root.agent ?? "?"}'s session, called by ${root.parent_session_id}; replay its caller's session, which replays it too`,
+          );
+        }
+        const replay = new TreeReplay(logged, newId());
         // Humans are not asked again: their logged answers are in the logged model outputs' context.
         const rt = await openRuntime(
-          { ...opts, hil: "policy:fail" },
-          { models: { perception: model, decision: model } },
+          { ...opts, profile: replayProfile(opts, root), hil: "policy:fail" },
+          { models: { perception: replay.root, decision: replay.root }, modelFor: replay.modelFor },
         );
         const trace = traceTo(rt, !!opts.json, !!opts.verbose);
         try {
-          const replayed = await rt.loop({ onEvent: trace.onEvent }).run(logged.original_query);
-          const differences = diffSteps(logged, replayed);
-          const sameAnswer = replayed.state.final_answer === logged.state.final_answer;
-          const left = transport.unconsumed();
+          const replayed = await rt
+            .loop({ onEvent: trace.onEvent })
+            .run(root.original_query, { sessionId: replay.rootId });
+          const [main, ...subs] = replay.compare((sid) => rt.store.getSession(sid));
           if (opts.json) {
-            process.stdout.write(
-              `${JSON.stringify({ logged: summarize(logged), replayed: summarize(replayed), same_answer: sameAnswer, differences, unconsumed_model_outputs: left }, null, 2)}\n`,
-            );
+            const out = {
+              logged: summarize(root),
+              replayed: summarize(replayed),
+              same_answer: main!.same_answer,
+              differences: main!.differences,
+              unconsumed_model_outputs: main!.unconsumed_model_outputs,
+              sub_agents: subs,
+            };
+            process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
           } else {
             printOutcome(replayed, false);
             process.stdout.write(
-              sameAnswer
-                ? chalk.green(`same final answer as ${logged.session_id}\n`)
-                : chalk.red(`final answer differs: logged ${JSON.stringify(logged.state.final_answer)}\n`),
+              main!.same_answer
+                ? chalk.green(`same final answer as ${root.session_id}\n`)
+                : chalk.red(`final answer differs: logged ${JSON.stringify(root.state.final_answer)}\n`),
             );
-            for (const d of differences) {
-              process.stdout.write(
-                chalk.yellow(
-                  `step ${d.step} (${d.description}) differs: logged ${JSON.stringify(d.logged)}, replayed ${JSON.stringify(d.replayed)}\n`,
-                ),
-              );
-            }
+            for (const line of differenceLines(main!.differences, "")) process.stdout.write(`${line}\n`);
+            for (const c of subs) for (const line of subAgentLines(c)) process.stdout.write(`${line}\n`);
           }
-          return sameAnswer && differences.length === 0 ? 0 : 1;
+          return [main!, ...subs].every(replayMatches) ? 0 : 1;
         } finally {
           trace.dispose();
           await rt.close();
         }
       }),
     );
+}
+
+function differenceLines(differences: StepDifference[], indent: string): string[] {
+  return differences.map((d) =>
+    chalk.yellow(
+      `${indent}step ${d.step} (${d.description}) differs: logged ${JSON.stringify(d.logged)}, replayed ${JSON.stringify(d.replayed)}`,
+    ),
+  );
+}
+
+/** One sub-agent session of a replayed team: matched or not, same report or not, and its steps that differ. */
+function subAgentLines(c: SessionComparison): string[] {
+  const id = (s: string | null) => (s ? s.slice(0, 8) : "—");
+  const head = `sub-agent ${c.agent ?? "?"} ${chalk.dim(`logged ${id(c.logged_session_id)} → replayed ${id(c.replayed_session_id)}`)}`;
+  if (!c.replayed_session_id) return [chalk.red(`${head}: the replay did not call it`)];
+  if (!c.logged_session_id) return [chalk.red(`${head}: not in the log (the replay called it)`)];
+  const verdict = replayMatches(c)
+    ? chalk.green("same answer, same steps")
+    : c.same_answer
+      ? chalk.yellow("same answer")
+      : chalk.red(`answer differs (${c.status.logged} → ${c.status.replayed})`);
+  return [`${head}: ${verdict}`, ...differenceLines(c.differences, "    ")];
+}
+
+/**
+ * The profile a logged session replays under: `--profile`, else the default, else the one profile that runs
+ * the session's agent. It must run the agent the session was run by (or none, for a plain session).
+ */
+function replayProfile(opts: GlobalOptions, logged: AgentSession): string | undefined {
+  const file = configFile(configDir(opts.config), "profiles.yaml");
+  const { default: fallback, profiles } = loadConfigFile(file, ProfilesFile);
+  const by = (agent: string | undefined) => (agent ? `agent "${agent}"` : "no agent team");
+  const runs = (name: string) => profiles[name]?.agent === logged.agent;
+  if (opts.profile) {
+    if (profiles[opts.profile] && !runs(opts.profile)) {
+      throw new ConfigError(
+        `session ${logged.session_id} was run by ${by(logged.agent)}, but profile "${opts.profile}" runs ${by(profiles[opts.profile]!.agent)}; replay it under the profile it ran under`,
+      );
+    }
+    return opts.profile;
+  }
+  if (runs(fallback)) return undefined;
+  const candidates = Object.keys(profiles).filter(runs);
+  if (logged.agent && candidates.length === 1) return candidates[0];
+  throw new ConfigError(
+    `session ${logged.session_id} was run by ${by(logged.agent)}; name the profile it ran under with --profile (profiles that run it: ${candidates.join(", ") || "none"})`,
+  );
 }
