@@ -1,6 +1,7 @@
 /**
  * The documents server: the SQLite FTS5 index on its own (incremental re-index by content hash), then the
- * real server process through the hub (search, read, PDF, HTML from a path and from a 127.0.0.1 URL).
+ * real server process through the hub (search, read, PDF, HTML from a path and from a 127.0.0.1 URL that
+ * PDA_WEB_ALLOW_PRIVATE allows; other private addresses and non-http schemes are refused).
  */
 import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -113,6 +114,7 @@ describe("documents server through the hub", () => {
           id: "documents",
           command: process.execPath,
           args: [DOCUMENTS_SERVER, "--root", root, "--db", join(tmp, "served.db")],
+          env: { PDA_WEB_ALLOW_PRIVATE: new URL(base).host },
         },
       ],
     });
@@ -207,6 +209,19 @@ describe("documents server through the hub", () => {
     expect(remote).toMatchObject({ title: "Fixture & page", markdown: "## Served\n\nFrom **127.0.0.1**." });
     const missing = await failure(hub.call("convert_html_to_markdown", { path_or_url: `${base}/nope.html` }));
     expect(missing.message).toMatch(/HTTP 404/);
+    const port = new URL(base).port;
+    const loopback = await failure(
+      hub.call("convert_html_to_markdown", { path_or_url: `http://[::1]:${port}/page.html` }),
+    );
+    expect(loopback.message).toMatch(
+      `::1 (loopback) is not a public address. To allow it, start this server with PDA_WEB_ALLOW_PRIVATE=[::1]:${port}`,
+    );
+    const metadata = await failure(
+      hub.call("convert_html_to_markdown", { path_or_url: "http://169.254.169.254/latest/meta-data/" }),
+    );
+    expect(metadata.message).toMatch(/169\.254\.169\.254 \(link-local\) is not a public address/);
+    const file = await failure(hub.call("convert_html_to_markdown", { path_or_url: "file:///etc/passwd" }));
+    expect(file.message).toMatch(/only http and https URLs can be fetched, not file:/);
   });
 
   it("refuses paths outside the folder and explains missing documents", async () => {

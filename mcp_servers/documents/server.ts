@@ -5,6 +5,7 @@
  * Root: --root, else PDA_DOCUMENTS_ROOT, else the bundled samples. Index: --db, else PDA_DOCUMENTS_DB, else a
  * file per root under the user's data folder. The folder is re-indexed (incrementally) at start, before a
  * search when the last scan is older than --rescan-ms (default 30 s), and on `reindex_documents`.
+ * convert_html_to_markdown fetches public addresses only, unless PDA_WEB_ALLOW_PRIVATE allows more.
  */
 import { createHash } from "node:crypto";
 import { answer as answerWith } from "../common/answer.js";
@@ -17,6 +18,7 @@ import envPaths from "env-paths";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { PACKAGE_ROOT } from "../../core/index.js";
+import { ALLOW_ENV, EgressPolicy, UrlRefused } from "../common/egress.js";
 import { FetchError, fetchText } from "../common/fetch.js";
 import { htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
@@ -28,10 +30,11 @@ const MAX_OUTPUT_CHARS = 200_000;
 
 export interface DocumentsOptions {
   rescanMs?: number;
-  fetch?: typeof fetch;
+  /** Which addresses convert_html_to_markdown may fetch from (default: public ones only). */
+  egress?: EgressPolicy;
 }
 
-const EXPECTED = [DocumentError, ExtractError, FetchError];
+const EXPECTED = [DocumentError, ExtractError, FetchError, UrlRefused];
 /** Expected failures become isError results with their message; anything else is a bug and propagates. */
 const answer = <T extends Record<string, unknown>>(compute: () => Promise<T>) =>
   answerWith(EXPECTED, compute);
@@ -162,7 +165,7 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
         let html: string;
         let truncatedFetch = false;
         if (/^[a-z][a-z0-9+.-]*:\/\//i.test(path_or_url)) {
-          const got = await fetchText(path_or_url, { fetch: options.fetch });
+          const got = await fetchText(path_or_url, { egress: options.egress });
           html = got.text;
           truncatedFetch = got.truncated;
         } else {
@@ -217,6 +220,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     },
     strict: false,
   });
+  let egress: EgressPolicy;
+  try {
+    egress = EgressPolicy.parse(process.env[ALLOW_ENV]);
+  } catch (e) {
+    process.stderr.write(`documents: ${ALLOW_ENV}: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
   const root = resolve(String(values.root ?? (process.env.PDA_DOCUMENTS_ROOT || undefined) ?? SAMPLES_DIR));
   const dbPath = String(values.db ?? (process.env.PDA_DOCUMENTS_DB || undefined) ?? defaultDbFor(root));
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });
@@ -232,7 +242,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     (e: unknown) => process.stderr.write(`documents: indexing failed: ${(e as Error).message}\n`),
   );
   const rescanMs = values["rescan-ms"] !== undefined ? Number(values["rescan-ms"]) : undefined;
-  await serve(() => createDocumentsServer(index, { rescanMs }), process.argv.slice(2), {
+  await serve(() => createDocumentsServer(index, { rescanMs, egress }), process.argv.slice(2), {
     onShutdown: () => index.close(),
   });
 }

@@ -3,6 +3,7 @@
  *   searxng     GET {url}?q=...&format=json  → { results: [{ title, url, content }] }  (self-hostable)
  *   duckduckgo  GET {url}?q=...              → the HTML results page of html.duckduckgo.com
  */
+import type { EgressPolicy } from "../common/egress.js";
 import { fetchText, FetchError } from "../common/fetch.js";
 
 export type SearchKind = "searxng" | "duckduckgo";
@@ -81,12 +82,12 @@ export async function webSearch(
   endpoint: SearchEndpoint,
   query: string,
   maxResults: number,
-  fetchImpl?: typeof fetch,
+  egress?: EgressPolicy,
 ): Promise<SearchResult[]> {
   const url = new URL(endpoint.url);
   url.searchParams.set("q", query);
   if (endpoint.kind === "searxng") url.searchParams.set("format", "json");
-  const page = await fetchText(url.href, { fetch: fetchImpl, timeoutMs: 15_000 });
+  const page = await fetchText(url.href, { egress, timeoutMs: 15_000 });
   const results = endpoint.kind === "searxng" ? parseSearxng(page.text) : parseDuckDuckGo(page.text);
   return results.slice(0, maxResults);
 }

@@ -3,14 +3,17 @@
  * The bundled web MCP server: fetch a page as Markdown, and search the web through a configurable endpoint.
  *   node dist/mcp_servers/web/server.js [--search-url URL] [--search-kind searxng|duckduckgo]
  *       [--rate PER_SECOND] [--burst N] [--http HOST:PORT]
- * Environment: PDA_SEARCH_URL, PDA_SEARCH_KIND. Requests are rate limited per host. Offline, every tool
- * answers with an error that says so (DNS failure, refused connection, timeout), never a hang.
+ * Environment: PDA_SEARCH_URL, PDA_SEARCH_KIND, PDA_WEB_ALLOW_PRIVATE. Requests are rate limited per host.
+ * Only public addresses are fetched unless PDA_WEB_ALLOW_PRIVATE allows more (common/egress.ts); the search
+ * endpoint, chosen by whoever configured the server, is always allowed. Offline, every tool answers with an
+ * error that says so (DNS failure, refused connection, timeout), never a hang.
  */
 import { fileURLToPath } from "node:url";
 import { answer as answerWith } from "../common/answer.js";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { ALLOW_ENV, EgressPolicy, UrlRefused } from "../common/egress.js";
 import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
 import { htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
@@ -20,10 +23,11 @@ import { DEFAULT_ENDPOINT, webSearch, type SearchEndpoint, type SearchKind } fro
 export interface WebOptions {
   endpoint?: SearchEndpoint;
   limiter?: RateLimiter;
-  fetch?: typeof fetch;
+  /** Which addresses fetch_url_as_markdown may reach (default: public ones only). */
+  egress?: EgressPolicy;
 }
 
-const EXPECTED = [FetchError, RateLimited];
+const EXPECTED = [FetchError, UrlRefused, RateLimited];
 /** Expected failures become isError results with their message; anything else is a bug and propagates. */
 const answer = <T extends Record<string, unknown>>(compute: () => Promise<T>) =>
   answerWith(EXPECTED, compute);
@@ -33,6 +37,8 @@ const TEXTUAL = /^(text\/|application\/(json|xml|xhtml\+xml|ld\+json|javascript)
 export function createWebServer(options: WebOptions = {}): McpServer {
   const endpoint = options.endpoint ?? DEFAULT_ENDPOINT;
   const limiter = options.limiter ?? new RateLimiter(1, 5);
+  const egress = options.egress ?? EgressPolicy.PUBLIC_ONLY;
+  const searchEgress = egress.allowing(new URL(endpoint.url));
   const server = new McpServer({ name: "pda-web", version: "0.1.0" });
 
   server.registerTool(
@@ -65,7 +71,7 @@ export function createWebServer(options: WebOptions = {}): McpServer {
       answer(async () => {
         const parsed = parseHttpUrl(url);
         await limiter.take(parsed.host);
-        const page = await fetchText(parsed.href, { fetch: options.fetch });
+        const page = await fetchText(parsed.href, { egress });
         const type = page.contentType.split(";")[0]!.trim();
         if (!TEXTUAL.test(type)) {
           throw new FetchError(
@@ -105,7 +111,7 @@ export function createWebServer(options: WebOptions = {}): McpServer {
     ({ query, max_results }) =>
       answer(async () => {
         await limiter.take(new URL(endpoint.url).host);
-        return { query, results: await webSearch(endpoint, query, max_results, options.fetch) };
+        return { query, results: await webSearch(endpoint, query, max_results, searchEgress) };
       }),
   );
   return server;
@@ -132,6 +138,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const url = String(
     values["search-url"] ?? (process.env.PDA_SEARCH_URL || undefined) ?? DEFAULT_ENDPOINT.url,
   );
+  if (!URL.canParse(url)) {
+    process.stderr.write(`web: the search URL is not a URL: ${url}\n`);
+    process.exit(2);
+  }
   const rate = Number(values.rate ?? 1);
   const burst = Number(values.burst ?? 5);
   if (!(rate > 0) || !(burst >= 1)) {
@@ -139,5 +149,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const limiter = new RateLimiter(rate, burst);
-  await serve(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter }));
+  let egress: EgressPolicy;
+  try {
+    egress = EgressPolicy.parse(process.env[ALLOW_ENV]);
+  } catch (e) {
+    process.stderr.write(`web: ${ALLOW_ENV}: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  await serve(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter, egress }));
 }
