@@ -3,7 +3,8 @@
  * call — prompt, raw response, value, or the error of a failed one — to the recorder as it happens.
  */
 import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import { ModelOutputError } from "../llm/index.js";
+import type { GenerateResult, ModelProvider, Usage } from "../llm/types.js";
 import type { Phase } from "./hooks.js";
 import type { SpendAccount } from "./spend.js";
 
@@ -22,11 +23,7 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
   try {
     const out = await phase.run(model, input);
     const { usage } = out.result;
-    s.usage.llm_calls += out.result.attempts;
-    s.usage.input_tokens += usage.input_tokens;
-    s.usage.output_tokens += usage.output_tokens;
-    s.usage.tokens += usage.input_tokens + usage.output_tokens;
-    s.usage.cost_usd += out.result.cost_usd ?? 0;
+    spend(s, out.result.attempts, usage, out.result.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
       provider: out.result.provider,
@@ -44,7 +41,11 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
     });
     return out;
   } catch (e) {
-    s.usage.llm_calls += 1;
+    // A reply that stayed invalid through the repair round was still paid for: its tokens count like any other.
+    const paid = e instanceof ModelOutputError ? e : undefined;
+    const usage = paid?.usage ?? { input_tokens: 0, output_tokens: 0 };
+    const attempts = paid?.attempts ?? 1;
+    spend(s, attempts, usage, paid?.cost_usd);
     // The prompt is rendered again only for the log of a failed call; a successful one returns it.
     const p = phase.prompt(input);
     ctx.recorder.recordLlmCall(s.session_id, {
@@ -52,12 +53,13 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
       provider: model.provider,
       model: model.model,
       ok: false,
-      input_tokens: 0,
-      output_tokens: 0,
+      input_tokens: usage.input_tokens,
+      output_tokens: usage.output_tokens,
       latency_ms: ctx.clock.now() - t0,
-      attempts: 1,
+      attempts,
+      cost_usd: paid?.cost_usd,
       prompt: `${p.system}\n${p.prompt}`,
-      raw_response: (e as { raw?: string }).raw ?? "",
+      raw_response: paid?.raw ?? "",
       error: `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`,
       started_at: startedAt,
     });
@@ -65,4 +67,12 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
   } finally {
     done?.();
   }
+}
+
+function spend(s: AgentSession, calls: number, usage: Usage, costUsd: number | undefined): void {
+  s.usage.llm_calls += calls;
+  s.usage.input_tokens += usage.input_tokens;
+  s.usage.output_tokens += usage.output_tokens;
+  s.usage.tokens += usage.input_tokens + usage.output_tokens;
+  s.usage.cost_usd += costUsd ?? 0;
 }

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { DecisionOutput, StepType } from "../core/index.js";
 import { renderTools, type DecisionInput, type DecisionResult } from "../decision/index.js";
+import { ModelOutputError } from "../llm/index.js";
 import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import { decisionPrompt } from "../decision/index.js";
 import { renderHistory, renderPlan, renderPrompt } from "../prompts/index.js";
@@ -103,6 +104,23 @@ function merged(
   };
 }
 
+/** The coder's unusable reply, charged with what the planner's call before it spent too. */
+function withPlanner(e: ModelOutputError, planned: GenerateResult<unknown>): ModelOutputError {
+  const cost =
+    e.cost_usd === undefined && planned.cost_usd === undefined
+      ? undefined
+      : (e.cost_usd ?? 0) + (planned.cost_usd ?? 0);
+  return new ModelOutputError(e.code, e.message, {
+    raw: `planner: ${planned.raw}\ncoder: ${e.raw}`,
+    usage: {
+      input_tokens: planned.usage.input_tokens + e.usage.input_tokens,
+      output_tokens: planned.usage.output_tokens + e.usage.output_tokens,
+    },
+    attempts: planned.attempts + e.attempts,
+    ...(cost === undefined ? {} : { cost_usd: cost }),
+  });
+}
+
 /** `section`: the agent's own system text (role, callable agents), shown to both planner and coder. */
 export function plannerCoderPhase(models: PlannerCoderModels, section = ""): DecisionPhase {
   return {
@@ -124,14 +142,18 @@ export function plannerCoderPhase(models: PlannerCoderModels, section = ""): Dec
         return { decision, result: { ...planned, value: decision }, prompt: `${p.system}\n${p.prompt}` };
       }
       const c = coderPrompt(input, planned.value, section);
-      const coded = await models.coder.generate({
-        role: "coder",
-        system: c.system,
-        prompt: c.prompt,
-        schema: CoderOutput,
-        schemaName: "CoderOutput",
-        signal: input.signal,
-      });
+      const coded = await models.coder
+        .generate({
+          role: "coder",
+          system: c.system,
+          prompt: c.prompt,
+          schema: CoderOutput,
+          schemaName: "CoderOutput",
+          signal: input.signal,
+        })
+        .catch((e: unknown) => {
+          throw e instanceof ModelOutputError ? withPlanner(e, planned) : e;
+        });
       const decision = DecisionOutput.parse({ ...plan, code: coded.value.code });
       return {
         decision,

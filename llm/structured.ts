@@ -46,17 +46,24 @@ const FAILURE_CODE: Record<ParseFailureKind, string> = {
 
 /**
  * The model answered, but not with a valid value even after the repair round. Carries what the session log
- * and the budgets need: the last raw reply, the tokens spent and the calls made.
+ * and the budgets need: the last raw reply, the tokens spent, their cost and the calls made.
  */
 export class ModelOutputError extends ModelError {
   readonly raw: string;
   readonly usage: Usage;
   readonly attempts: number;
-  constructor(code: string, message: string, details: { raw: string; usage: Usage; attempts: number }) {
+  /** Money spent on the failed calls; absent when the model has no price. */
+  readonly cost_usd?: number;
+  constructor(
+    code: string,
+    message: string,
+    details: { raw: string; usage: Usage; attempts: number; cost_usd?: number },
+  ) {
     super(code, message);
     this.raw = details.raw;
     this.usage = details.usage;
     this.attempts = details.attempts;
+    this.cost_usd = details.cost_usd;
   }
 }
 
@@ -104,8 +111,9 @@ export class StructuredProvider implements ModelProvider {
       usage.output_tokens += reply.usage.output_tokens;
       retries += reply.retries ?? 0;
       const parsed = parseModelOutput(reply.text, request.schema, request.schemaName);
+      const price = this.costs[this.model];
+      const cost = price ? { cost_usd: costOf(usage, price) } : {};
       if (parsed.ok) {
-        const price = this.costs[this.model];
         return {
           value: parsed.value,
           raw: reply.text,
@@ -115,7 +123,7 @@ export class StructuredProvider implements ModelProvider {
           provider: this.provider,
           model: this.model,
           retries,
-          ...(price ? { cost_usd: costOf(usage, price) } : {}),
+          ...cost,
         };
       }
       if (attempt > this.repairRounds) {
@@ -123,7 +131,7 @@ export class StructuredProvider implements ModelProvider {
           FAILURE_CODE[parsed.kind],
           `${this.provider}:${this.model} gave no valid ${request.schemaName} for ${request.role} after ` +
             `${attempt} call${attempt > 1 ? "s" : ""}: ${parsed.message}`,
-          { raw: reply.text, usage, attempts: attempt },
+          { raw: reply.text, usage, attempts: attempt, ...cost },
         );
       }
       prompt = repairPrompt(request.prompt, reply.text, parsed.message, request.schemaName);

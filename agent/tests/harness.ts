@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Profile } from "../../config/index.js";
 import { DEFAULT_CONFIG_DIR, type PerceptionSnapshot } from "../../core/index.js";
-import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
+import { ScriptedTransport, StructuredProvider, type ModelPrice, type Script } from "../../llm/index.js";
 import { MultiMCP } from "../../mcp_servers/index.js";
 import { SessionStore } from "../../memory/index.js";
 import { AgentLoop, type LoopDeps } from "../index.js";
@@ -20,6 +20,8 @@ export interface Harness {
     script: Script,
     profile?: Partial<Profile>,
     extra?: Partial<LoopDeps>,
+    /** A price for the scripted model, so the session spends money. */
+    price?: ModelPrice,
   ): { loop: AgentLoop; transport: ScriptedTransport };
   close(): Promise<void>;
 }
@@ -40,9 +42,9 @@ export async function startHarness(): Promise<Harness> {
     hub,
     store,
     dir,
-    loop(script, profile = {}, extra = {}) {
+    loop(script, profile = {}, extra = {}, price) {
       const transport = new ScriptedTransport(script);
-      const model = new StructuredProvider(transport);
+      const model = new StructuredProvider(transport, { costs: price ? { [transport.model]: price } : {} });
       const loop = new AgentLoop({
         models: { perception: model, decision: model },
         host: hub,

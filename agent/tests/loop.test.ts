@@ -319,4 +319,37 @@ describe("replies the model cannot get right", () => {
     const s = await loop.run("hello");
     expect(s).toMatchObject({ status: "succeeded", state: { final_answer: "hello" } });
   });
+
+  it("a reply unusable after its repair round was paid for: its calls, tokens and cost are in the usage", async () => {
+    const price = { input_per_mtok: 1, output_per_mtok: 10 };
+    const { loop, transport } = h.loop({ perception: [junk, junk, achieved("hello")] }, {}, {}, price);
+    const s = await loop.run("hello");
+    expect(s.status).toBe("succeeded");
+    const calls = h.store.llmCalls(s.session_id);
+    expect(calls.map((c) => [c.ok, c.attempts])).toEqual([
+      [false, 2],
+      [true, 1],
+    ]);
+    // Every turn the model was sent counts: the two of the failed call as well as the good one.
+    expect(transport.calls).toHaveLength(3);
+    expect(calls[0]!.input_tokens).toBeGreaterThan(0);
+    expect(calls[0]!.output_tokens).toBeGreaterThan(0);
+    const sum = (f: (c: (typeof calls)[number]) => number) => calls.reduce((n, c) => n + f(c), 0);
+    expect(s.usage).toMatchObject({
+      llm_calls: 3,
+      input_tokens: sum((c) => c.input_tokens),
+      output_tokens: sum((c) => c.output_tokens),
+      tokens: sum((c) => c.input_tokens + c.output_tokens),
+    });
+    expect(s.usage.cost_usd).toBeCloseTo((s.usage.input_tokens * 1 + s.usage.output_tokens * 10) / 1e6, 12);
+  });
+
+  it("the tokens of a failed call can use up the token budget", async () => {
+    // One token allowed: the first call (unusable after its repair round) spends it, so the loop asks no more.
+    const { loop, transport } = h.loop({ perception: [junk, junk] }, { budgets: { max_tokens: 1 } as never });
+    const s = await loop.run("hello");
+    expect(transport.unconsumed()).toEqual({});
+    expect([s.status, s.status_reason]).toEqual(["budget_exhausted", "reached the token budget (1 tokens)"]);
+    expect(s.usage.tokens).toBeGreaterThan(1);
+  });
 });

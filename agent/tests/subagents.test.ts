@@ -550,4 +550,36 @@ agents:
     expect(decision[0]!.prompt).toMatch(/--- coder ---/);
     expect(decision[0]!.raw_response).toMatch(/^planner: .*\ncoder: /s);
   });
+
+  it("a coder reply unusable after its repair round is charged with the planner's call before it", async () => {
+    const junk = { raw: "no code today" };
+    const plan = {
+      plan_text: ["Step 0: multiply", "Step 1: answer"],
+      step_index: 0,
+      description: "multiply",
+      type: "CODE",
+      brief: "multiply 6 by 7",
+    };
+    const transport = new ScriptedTransport({
+      perception: [snap()],
+      planner: [plan, plan],
+      coder: [junk, junk, junk, junk],
+    });
+    const model = new StructuredProvider(transport);
+    const { loop } = teamRun(h, PC, "pc", {}, { deps: { models: { perception: model, decision: model } } });
+    const s = await loop.run("What is 6 times 7?");
+    expect(transport.unconsumed()).toEqual({});
+    expect(s.status).toBe("failed");
+    const decisions = h.store.llmCalls(s.session_id).filter((c) => c.role === "decision");
+    expect(decisions.map((c) => [c.ok, c.attempts])).toEqual([
+      [false, 3],
+      [false, 3],
+    ]);
+    expect(decisions[0]!.raw_response).toMatch(/^planner: .*\ncoder: no code today$/s);
+    // 1 perception call, then twice a planner call and two coder calls.
+    expect(s.usage.llm_calls).toBe(7);
+    const all = h.store.llmCalls(s.session_id);
+    expect(s.usage.tokens).toBe(all.reduce((n, c) => n + c.input_tokens + c.output_tokens, 0));
+    expect(decisions[0]!.input_tokens).toBeGreaterThan(0);
+  });
 });
