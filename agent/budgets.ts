@@ -1,6 +1,6 @@
 /**
  * Stop rules as small predicates over what a session has used, composed by the loop. Each returns why the
- * session must stop, or null. Model calls, tokens and time count what the session spent together with its
+ * session must stop, or null. Model calls, tokens, cost and time count what the session spent together with its
  * sub-agents (agent/spend.ts keeps the figures); steps are each session's own.
  */
 import type { Budgets } from "../config/index.js";
@@ -50,6 +50,22 @@ export const tokensAre =
       ? { code: "BUDGET_TOKENS", message: `reached the token budget (${max} tokens)${split(v, "tokens")}` }
       : null;
 
+/** Dollars as the budget messages show them: up to six decimals, the price tables' precision. */
+const usd = (n: number) => `$${Number(n.toFixed(6))}`;
+
+/** Stops once the money spent reaches `max` dollars, and says who spent it. */
+export const costIs =
+  (max: number): StopRule =>
+  (v) => {
+    const spent = v.own.cost_usd + v.sub.cost_usd;
+    if (spent < max) return null;
+    const by =
+      v.sub.cost_usd > 0
+        ? `${usd(v.own.cost_usd)} by ${v.who}, ${usd(v.sub.cost_usd)} by its sub-agents`
+        : `${usd(spent)} by ${v.who}`;
+    return { code: "BUDGET_COST", message: `reached the cost budget (${usd(max)}): ${by}` };
+  };
+
 export const wallTimeIs =
   (maxMs: number): StopRule =>
   (v) =>
@@ -62,7 +78,12 @@ export function budgetRules(b: Budgets): StopRule[] {
 
 /** The rules a caller's budgets impose on the sub-agents under it: what they spend together, not their steps. */
 export function spendRules(b: Budgets): StopRule[] {
-  return [llmCallsAre(b.max_llm_calls), tokensAre(b.max_tokens), wallTimeIs(b.max_wall_ms)];
+  return [
+    llmCallsAre(b.max_llm_calls),
+    tokensAre(b.max_tokens),
+    ...(b.max_cost_usd === undefined ? [] : [costIs(b.max_cost_usd)]),
+    wallTimeIs(b.max_wall_ms),
+  ];
 }
 
 export function firstStop(rules: StopRule[], v: BudgetView): StopReason | null {

@@ -2,8 +2,9 @@
  * Budgets across an agent team. Each drive of a session opens an account in a ledger the team's loops share;
  * a sub-agent's account sits under its caller's. Before each model call and step the loop asks its account
  * whether it may go on: its own budgets count what it and its sub-agents spent, and every caller's budgets
- * count the same for the caller — so a sub-agent's model calls and tokens are charged to its callers as they
- * happen, a sub-agent started late gets at most what its callers have left, and callers' wall time bounds it.
+ * count the same for the caller — so a sub-agent's model calls, tokens and cost are charged to its callers as
+ * they happen, a sub-agent started late gets at most what its callers have left, and callers' wall time bounds
+ * it.
  */
 import type { Budgets } from "../config/index.js";
 import { addSpend, noSpend, type AgentSession, type Spend } from "../core/index.js";

@@ -14,6 +14,20 @@ describe("profiles.yaml", () => {
     expect(name).toBe("default");
     expect(profile.hil).toEqual({ timeout_ms: 600_000, on_timeout: "defer" });
     expect(profile.budgets.max_steps).toBe(12);
+    expect(profile.budgets.max_cost_usd).toBeUndefined();
+  });
+
+  it("a cost budget is read from the profile's budgets; it must be positive", () => {
+    writeFileSync(
+      join(dir, "profiles.yaml"),
+      "default: a\nprofiles:\n  a:\n    budgets:\n      max_cost_usd: 0.25\n",
+    );
+    expect(loadProfile(dir).profile.budgets.max_cost_usd).toBe(0.25);
+    writeFileSync(
+      join(dir, "profiles.yaml"),
+      "default: a\nprofiles:\n  a:\n    budgets:\n      max_cost_usd: 0\n",
+    );
+    expect(() => loadProfile(dir)).toThrow(/profiles\.a\.budgets\.max_cost_usd/);
   });
 
   it("an unknown profile names the known ones", () => {

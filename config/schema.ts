@@ -8,6 +8,8 @@ export const Budgets = z
     max_wall_ms: z.number().int().min(1).default(300_000),
     max_llm_calls: z.number().int().min(1).default(40),
     max_tokens: z.number().int().min(1).default(400_000),
+    /** Money the session (with its sub-agents) may spend on models, priced from models.yaml; none by default. */
+    max_cost_usd: z.number().positive().optional(),
   })
   .strict();
 export type Budgets = z.infer<typeof Budgets>;

@@ -50,7 +50,7 @@ export class ToolError extends PdaError {
   }
 }
 
-/** A budget ran out: BUDGET_STEPS, BUDGET_ATTEMPTS, BUDGET_TIME, BUDGET_LLM_CALLS, BUDGET_TOKENS. */
+/** A budget ran out: BUDGET_STEPS, BUDGET_ATTEMPTS, BUDGET_TIME, BUDGET_LLM_CALLS, BUDGET_TOKENS, BUDGET_COST. */
 export class BudgetExceeded extends PdaError {
   constructor(code: string, message: string) {
     super(code, message);

@@ -145,6 +145,33 @@ describe("AgentLoop", () => {
     expect(s.usage.llm_calls).toBe(3);
   });
 
+  it("stops on the cost budget, saying what was spent", async () => {
+    // A steep price, so one call spends more than the budget.
+    const price = { input_per_mtok: 1000, output_per_mtok: 1000 };
+    const { loop, transport } = h.loop(
+      { perception: [snap()] },
+      { budgets: { max_cost_usd: 0.01 } as never },
+      {},
+      price,
+    );
+    const s = await loop.run("anything");
+    expect(transport.unconsumed()).toEqual({});
+    expect(s.usage.llm_calls).toBe(1);
+    expect(s.usage.cost_usd).toBeCloseTo(s.usage.tokens / 1000, 12);
+    expect([s.status, s.status_reason]).toEqual([
+      "budget_exhausted",
+      `reached the cost budget ($0.01): $${Number(s.usage.cost_usd.toFixed(6))} by this session`,
+    ]);
+  });
+
+  it("has no cost budget unless the profile sets one", async () => {
+    const price = { input_per_mtok: 1000, output_per_mtok: 1000 };
+    const { loop } = h.loop({ perception: [achieved("hi")] }, {}, {}, price);
+    const s = await loop.run("hello");
+    expect(s.status).toBe("succeeded");
+    expect(s.usage.cost_usd).toBeGreaterThan(0.1);
+  });
+
   it("repairs a schema-invalid decision once, showing the model its error", async () => {
     const { loop, transport } = h.loop({
       perception: [snap(), achieved("6")],

@@ -216,6 +216,42 @@ agents:
     );
   });
 
+  it("money a sub-agent spends counts against the caller's cost budget", async () => {
+    const usd = (n: number) => `$${Number(n.toFixed(6))}`;
+    // As with tokens: measure what the parent spends up to calling the sub-agent, then leave it a little more.
+    const first = teamRun(
+      h,
+      TEAM,
+      "boss",
+      { perception: [snap()], decision: [CALL_ADDER] },
+      { profile: budgets({ max_llm_calls: 2 }), price: PRICE },
+    );
+    const before = (await first.loop.run("What is 2 + 3?")).usage.cost_usd;
+    expect(before).toBeGreaterThan(0);
+    const max = before * 1.0001;
+
+    const { loop, transport } = teamRun(
+      h,
+      TEAM,
+      "boss",
+      { perception: [snap()], decision: [CALL_ADDER], "adder.perception": [snap()] },
+      { profile: budgets({ max_cost_usd: max }), price: PRICE },
+    );
+    const s = await loop.run("What is 2 + 3?");
+    expect(transport.unconsumed()).toEqual({});
+    const [childItem] = h.store.childSessions(s.session_id);
+    const child = h.store.getSession(childItem!.session_id);
+    expect([child.status, child.usage.llm_calls]).toEqual(["budget_exhausted", 1]);
+    const spent = `${usd(before)} by boss, ${usd(child.usage.cost_usd)} by its sub-agents`;
+    expect(child.status_reason).toBe(
+      `its caller boss (session ${s.session_id}) reached the cost budget (${usd(max)}): ${spent}`,
+    );
+    expect([s.status, s.status_reason]).toEqual([
+      "budget_exhausted",
+      `reached the cost budget (${usd(max)}): ${spent.replace("by boss", "by this session")}`,
+    ]);
+  });
+
   it("a caller's wall-time budget bounds its sub-agents", async () => {
     const clock = new FakeClock();
     // The sub-agent's model takes 1.5 s of the caller's 1 s.
