@@ -32,15 +32,14 @@ import type { PerceptionInput } from "../perception/index.js";
 import type { LoopEvent } from "./events.js";
 import { STOP_STATUS, questionText, type HumanChannel, type Question } from "../hil/index.js";
 import {
-  createToolRanker,
   findToolCalls,
   findingsToStepError,
   formatFindings,
   guardCode,
   guardQuery,
   guardResult,
+  toolRankerFor,
   type Finding,
-  type ToolRanker,
 } from "../heuristics/index.js";
 import { defaultDecision, defaultPerception, type LoopHooks, type Phase } from "./hooks.js";
 import { approvalGate, ask, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
@@ -122,8 +121,6 @@ interface Run {
   /** Tool reliability for the decision prompt and the ranking, read from memory once per drive. */
   toolStats: string;
   toolStatRows?: ReturnType<NonNullable<MemoryService["toolStatRows"]>>;
-  /** Built on the first decision that has more tools than it may see. */
-  ranker?: ToolRanker;
   /** The signal for the move in flight: the session's, plus Ctrl-C interrupts of this one move. */
   signal?: AbortSignal;
   /** The human channel for this run, with its own count of time spent waiting on the person. */
@@ -695,8 +692,8 @@ export class AgentLoop {
     const k = this.deps.profile.tool_top_k;
     if (tools.length <= k) return tools;
     const used = run.s.steps.flatMap((st) => (st.code ? findToolCalls(st.code, tools) : []));
-    run.ranker ??= createToolRanker(tools);
-    return run.ranker.rank({
+    // Built on the first decision over this tool list that has more tools than it may see, then shared.
+    return toolRankerFor(tools).rank({
       query: run.query,
       step: [next.snapshot.result_requirement, currentPlan(run.s)?.plan_text.join(" ")]
         .filter(Boolean)

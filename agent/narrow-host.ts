@@ -12,8 +12,23 @@ function resolveTool(host: ToolHost, name: string): ToolInfo | undefined {
   return host.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
 }
 
+/**
+ * Each agent's share of a hub list, by the list array and the agent's patterns: the same array while the hub's
+ * list is the same, so the tool ranker (memoised per list array) is built once per agent, not per session.
+ */
+const shares = new WeakMap<readonly ToolInfo[], Map<string, ToolInfo[]>>();
+
+function allowedOf(all: ToolInfo[], patterns: readonly string[]): ToolInfo[] {
+  let byPatterns = shares.get(all);
+  if (!byPatterns) shares.set(all, (byPatterns = new Map()));
+  const key = patterns.join("\n");
+  let mine = byPatterns.get(key);
+  if (!mine) byPatterns.set(key, (mine = all.filter((t) => toolAllowed(patterns, t))));
+  return mine;
+}
+
 export function narrowHost(host: ToolHost, agent: string, patterns: readonly string[]): ToolHost {
-  const allowed = () => host.tools().filter((t) => toolAllowed(patterns, t));
+  const allowed = () => allowedOf(host.tools(), patterns);
   return {
     tools: allowed,
     onCall: (listener) => host.onCall(listener),

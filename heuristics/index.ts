@@ -1,7 +1,7 @@
 /**
  * heuristics/: pure checks and rankers, no I/O. One call per loop phase:
  * - before the session: guardQuery(query, {exists, blocklist})
- * - before each decision: createToolRanker(tools).rank({query, step, stats, topK, alwaysInclude}), boundHistory(steps)
+ * - before each decision: toolRankerFor(tools).rank({query, step, stats, topK, alwaysInclude}), boundHistory(steps)
  * - before running a CODE step: guardCode(code, tools)
  * - after it ran: guardResult(value, {expect})
  * Findings go to the model with formatFindings(); a blocked step gets findingsToStepError(findings).
@@ -35,6 +35,7 @@ export {
   createToolRanker,
   expandQuery,
   rankTools,
+  toolRankerFor,
   type RankOptions,
   type RankResult,
   type ToolRanker,

@@ -264,6 +264,18 @@ export function createToolRanker(tools: readonly ToolInfo[]): ToolRanker {
   };
 }
 
+const rankers = new WeakMap<readonly ToolInfo[], ToolRanker>();
+
+/**
+ * The ranker of a tool list, built once per list array: sessions over the same hub list share it. The hub
+ * replaces its list array when its tools change, never edits it in place, so a changed list gets a new ranker.
+ */
+export function toolRankerFor(tools: readonly ToolInfo[]): ToolRanker {
+  let ranker = rankers.get(tools);
+  if (!ranker) rankers.set(tools, (ranker = createToolRanker(tools)));
+  return ranker;
+}
+
 /** Ranks tools for one query; see createToolRanker to reuse the index across steps. */
 export function rankTools(tools: readonly ToolInfo[], options: RankOptions): RankResult {
   return createToolRanker(tools).rank(options);

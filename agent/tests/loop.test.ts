@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentSession, type ToolCallRecord } from "../../core/index.js";
+import { AgentSession, type ToolCallRecord, type ToolHost } from "../../core/index.js";
 import { ScriptedChannel } from "../../hil/index.js";
 import { achieved, code, snap, startHarness, stepOk, type Harness } from "./harness.js";
 
@@ -170,6 +170,35 @@ describe("AgentLoop", () => {
     const s = await loop.run("hello");
     expect(s.status).toBe("succeeded");
     expect(s.usage.cost_usd).toBeGreaterThan(0.1);
+  });
+
+  it("ranks the hub's current tool list: a list changed between sessions is ranked anew", async () => {
+    let list = h.hub.tools();
+    const host: ToolHost = {
+      tools: () => list,
+      onCall: (l) => h.hub.onCall(l),
+      call: (n, a, o) => h.hub.call(n, a, o),
+    };
+    const answer = { plan_text: ["Step 0: answer"], step_index: 0, description: "answer", type: "CONCLUDE" };
+    const toolsShown = async () => {
+      const { loop, transport } = h.loop(
+        { perception: [snap()], decision: [{ ...answer, conclusion: "5" }] },
+        { tool_top_k: 2 },
+        { host },
+      );
+      await loop.run("the hypotenuse of a right triangle with legs 3 and 4");
+      return transport.calls[1]!.system;
+    };
+    expect(await toolsShown()).not.toMatch(/hypotenuse\(/);
+    const hypotenuse = {
+      ...list[0]!,
+      server: "geo",
+      name: "hypotenuse",
+      qualified: "geo.hypotenuse",
+      description: "The hypotenuse of a right triangle with legs a and b.",
+    };
+    list = [...list, hypotenuse];
+    expect(await toolsShown()).toMatch(/hypotenuse\(a: number, b: number\)/);
   });
 
   it("repairs a schema-invalid decision once, showing the model its error", async () => {

@@ -1,7 +1,8 @@
 /** A narrow agent reaches the resources of its own servers only, as it reaches their tools only. */
 import { describe, expect, it } from "vitest";
 import { InProcessToolHost, mathTools, type Namespaces } from "../../action/index.js";
-import { narrowServices } from "../narrow-host.js";
+import type { ToolHost, ToolInfo } from "../../core/index.js";
+import { narrowHost, narrowServices } from "../narrow-host.js";
 
 const host = new InProcessToolHost([
   ...mathTools(),
@@ -39,5 +40,34 @@ describe("narrowServices", () => {
 
   it("leaves memory as it is", async () => {
     expect(await narrow.memory!.search!(["q"])).toEqual(["hit"]);
+  });
+});
+
+describe("narrowHost", () => {
+  const info = (server: string, name: string): ToolInfo => ({
+    server,
+    name,
+    qualified: `${server}.${name}`,
+    unique: true,
+    description: "",
+    inputSchema: { type: "object" },
+  });
+  let list = [info("math", "add"), info("docs", "search")];
+  const hub: ToolHost = { tools: () => list, onCall: () => () => {}, call: async () => null };
+
+  it("gives an agent the same array while the hub's list is the same, across sessions; a new one when it changes", () => {
+    const first = narrowHost(hub, "calc", ["math.*"]).tools();
+    expect(first.map((t) => t.qualified)).toEqual(["math.add"]);
+    // Another session of the same agent (a new narrow host) shares the array, so the ranker built for it too.
+    expect(narrowHost(hub, "calc", ["math.*"]).tools()).toBe(first);
+    expect(
+      narrowHost(hub, "reader", ["docs.*"])
+        .tools()
+        .map((t) => t.qualified),
+    ).toEqual(["docs.search"]);
+    list = [...list, info("math", "multiply")];
+    const after = narrowHost(hub, "calc", ["math.*"]).tools();
+    expect(after).not.toBe(first);
+    expect(after.map((t) => t.qualified)).toEqual(["math.add", "math.multiply"]);
   });
 });

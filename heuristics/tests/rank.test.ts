@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolInfo } from "../../core/index.js";
-import { createToolRanker, expandQuery, rankTools } from "../index.js";
+import { createToolRanker, expandQuery, rankTools, toolRankerFor } from "../index.js";
 
 function tool(server: string, name: string, description: string, params: string[]): ToolInfo {
   return {
@@ -161,6 +161,18 @@ describe("rankTools selection", () => {
     const ranker = createToolRanker(TOOLS);
     expect(ranker.rank({ query: "7 times 6", topK: 1 }).tools[0]!.name).toBe("multiply");
     expect(ranker.rank({ query: "factorial of 5", topK: 1 }).tools[0]!.name).toBe("factorial");
+  });
+
+  it("one ranker per tool-list array: the same list reuses it, a changed list gets a new one", () => {
+    const list = TOOLS.slice(0, 7); // the math tools
+    const ranker = toolRankerFor(list);
+    expect(toolRankerFor(list)).toBe(ranker);
+    expect(ranker.rank({ query: "search the web", topK: 1 }).tools[0]!.server).toBe("math");
+    // The hub replaces its list when its tools change: the new list is indexed, tools added included.
+    const changed = [...list, TOOLS.find((t) => t.name === "web_search")!];
+    const next = toolRankerFor(changed);
+    expect(next).not.toBe(ranker);
+    expect(next.rank({ query: "search the web", topK: 1 }).tools[0]!.name).toBe("web_search");
   });
 
   it("topK larger than the list returns every tool", () => {
