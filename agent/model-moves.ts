@@ -1,0 +1,118 @@
+/**
+ * What the models are shown, and asking them: the query as the guard lets the prompts see it, memory hits and
+ * tool reliability (read once per drive), the plan and history, the tools ranked for the step — and each
+ * perception or decision call made within the budgets, counted and logged.
+ */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { DecisionOutput, PerceptionSnapshot, SnapshotType } from "../core/index.js";
+import type { DecisionInput } from "../decision/index.js";
+import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../heuristics/index.js";
+import type { GenerateResult } from "../llm/types.js";
+import type { PerceptionInput } from "../perception/index.js";
+import { defaultDecision, defaultPerception, type Phase } from "./hooks.js";
+import { trackModelCall } from "./model-call.js";
+import { checkBudgets, type Decide, type LoopContext, type Run } from "./next.js";
+import { currentPlan } from "./session.js";
+
+/**
+ * What every drive of a session needs before its first move — a new run, a resume, a hand-over alike: the
+ * query as the prompts may see it, memory hits and tool reliability. Returns why the query is refused, if it is.
+ */
+export function prepare(ctx: LoopContext, run: Run): string | undefined {
+  const { profile, memory } = ctx.deps;
+  if (profile.guards.query) {
+    const g = guardQuery(run.s.original_query, {
+      exists: ctx.deps.exists ?? existsOnDisk,
+      blocklist: profile.blocklist,
+    });
+    if (g.blocking) return `the query was refused: ${formatFindings(g.findings)}`;
+    run.query = g.sanitized;
+    if (g.findings.length) run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
+  }
+  run.memory = memory?.recall(run.query) ?? "";
+  run.toolStats = memory?.toolStats() ?? "";
+  run.toolStatRows = memory?.toolStatRows?.();
+  return undefined;
+}
+
+/** Perception of the query or of a step's result, kept as the session's next snapshot. */
+export async function perceive(
+  ctx: LoopContext,
+  run: Run,
+  input: Pick<PerceptionInput, "mode" | "step">,
+  type: SnapshotType,
+  stepIndex?: number,
+): Promise<PerceptionSnapshot> {
+  const { s } = run;
+  const full: PerceptionInput = {
+    ...input,
+    memory: run.memory,
+    query: run.query,
+    queryFindings: run.queryFindings,
+    humanInputs: s.state.human_inputs,
+    plan: currentPlan(s),
+    history: s.steps,
+    signal: run.signal,
+  };
+  const phase = ctx.deps.hooks?.perception ?? defaultPerception;
+  const out = await callPhase(ctx, run, "perception", phase, full);
+  ctx.log.snapshot(s, type, out.snapshot, stepIndex);
+  return out.snapshot;
+}
+
+export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<DecisionOutput> {
+  const { s } = run;
+  const full: DecisionInput = {
+    mode: next.mode,
+    snapshot: next.snapshot,
+    guidance: next.guidance,
+    memory: run.memory,
+    query: run.query,
+    humanInputs: s.state.human_inputs,
+    tools: selectTools(ctx, run, next),
+    toolStats: run.toolStats,
+    plan: currentPlan(s),
+    history: s.steps,
+    signal: run.signal,
+  };
+  const out = await callPhase(ctx, run, "decision", ctx.deps.hooks?.decision ?? defaultDecision, full);
+  return out.decision;
+}
+
+/** A model phase within the budgets, its call counted and logged. */
+function callPhase<I, O extends { result: GenerateResult<unknown>; prompt: string }>(
+  ctx: LoopContext,
+  run: Run,
+  role: "perception" | "decision",
+  phase: Phase<I, O>,
+  input: I,
+): Promise<O> {
+  checkBudgets(run, ctx.deps.signal);
+  const call = { recorder: ctx.deps.recorder, clock: ctx.clock, account: run.account };
+  return trackModelCall(call, run.s, role, ctx.deps.models[role], phase, input);
+}
+
+/** The tools the decision sees: the top K by relevance and reliability, plus every tool the plan has used. */
+function selectTools(ctx: LoopContext, run: Run, next: Decide) {
+  const tools = ctx.deps.host.tools();
+  const k = ctx.deps.profile.tool_top_k;
+  if (tools.length <= k) return tools;
+  const used = run.s.steps.flatMap((st) => (st.code ? findToolCalls(st.code, tools) : []));
+  // Built on the first decision over this tool list that has more tools than it may see, then shared.
+  return toolRankerFor(tools).rank({
+    query: run.query,
+    step: [next.snapshot.result_requirement, currentPlan(run.s)?.plan_text.join(" ")]
+      .filter(Boolean)
+      .join(" "),
+    stats: run.toolStatRows,
+    topK: k,
+    alwaysInclude: used,
+  }).tools;
+}
+
+/** The query guard's view of the file system: does a path the user named exist? */
+function existsOnDisk(path: string): boolean {
+  return existsSync(path.startsWith("~/") ? join(homedir(), path.slice(2)) : path);
+}
