@@ -232,6 +232,24 @@ CREATE TABLE server_logs (
 );
 CREATE INDEX server_logs_session ON server_logs(session_id, id);`,
   },
+  {
+    version: 6,
+    name: "memory search index skips unchanged text",
+    // The recorder sets the indexed columns on every snapshot, mostly to what they were; re-indexing them
+    // then cost more than the rest of the write.
+    sql: `
+DROP TRIGGER sessions_fts_au;
+CREATE TRIGGER sessions_fts_au AFTER UPDATE OF original_query, result_requirement, solution_summary, final_answer
+ON sessions
+WHEN old.original_query IS NOT new.original_query OR old.result_requirement IS NOT new.result_requirement
+  OR old.solution_summary IS NOT new.solution_summary OR old.final_answer IS NOT new.final_answer
+BEGIN
+  INSERT INTO sessions_fts(sessions_fts, rowid, original_query, result_requirement, solution_summary, final_answer)
+  VALUES ('delete', old.seq, old.original_query, old.result_requirement, old.solution_summary, old.final_answer);
+  INSERT INTO sessions_fts(rowid, original_query, result_requirement, solution_summary, final_answer)
+  VALUES (new.seq, new.original_query, new.result_requirement, new.solution_summary, new.final_answer);
+END;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -150,8 +150,19 @@ function loggedUsage(db: Database.Database, row: SessionRow): Usage {
     tool_calls: tools.n,
     // The cost of a session still running is only known from its JSON, written when it ends.
     cost_usd: 0,
-    ms: Math.max(0, Date.parse(row.updated_at) - Date.parse(row.created_at)),
+    ms: Math.max(0, Date.parse(lastWriteAt(db, row)) - Date.parse(row.created_at)),
   };
+}
+
+// saveStep leaves the session row alone (a page less per write), so an unfinished session was last written at
+// the later of its row's updated_at and its steps'.
+const LAST_WRITE = `CASE WHEN s.finished_at IS NULL
+    THEN max(s.updated_at, coalesce((SELECT max(updated_at) FROM steps WHERE session_id = s.id), ''))
+    ELSE s.updated_at END`;
+
+function lastWriteAt(db: Database.Database, row: SessionRow): string {
+  return stmt<{ at: string }>(db, `SELECT ${LAST_WRITE} AS at FROM sessions s WHERE s.id = ?`).get(row.id)!
+    .at;
 }
 
 function snapshotsOf(db: Database.Database, id: string): { ord: number; record: SnapshotRecord }[] {
@@ -264,13 +275,15 @@ export const LIST_COLUMNS = `s.*,
   CASE WHEN s.finished_at IS NULL
     THEN (SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM llm_calls WHERE session_id = s.id)
     ELSE s.tokens END AS tokens_n,
-  CASE WHEN s.finished_at IS NULL THEN (SELECT count(*) FROM tool_calls WHERE session_id = s.id) ELSE s.tool_calls END AS tool_n`;
+  CASE WHEN s.finished_at IS NULL THEN (SELECT count(*) FROM tool_calls WHERE session_id = s.id) ELSE s.tool_calls END AS tool_n,
+  ${LAST_WRITE} AS last_write_at`;
 
 export interface ListRow extends SessionRow {
   step_count: number;
   llm_n: number;
   tokens_n: number;
   tool_n: number;
+  last_write_at: string;
 }
 
 export function listItem(row: ListRow): SessionListItem {
@@ -284,10 +297,10 @@ export function listItem(row: ListRow): SessionListItem {
     agent: row.agent,
     parent_session_id: row.parent_session_id,
     created_at: row.created_at,
-    updated_at: row.updated_at,
+    updated_at: row.last_write_at,
     finished_at: row.finished_at,
     duration_ms: unfinished
-      ? Math.max(0, Date.parse(row.updated_at) - Date.parse(row.created_at))
+      ? Math.max(0, Date.parse(row.last_write_at) - Date.parse(row.created_at))
       : row.duration_ms,
     steps: row.step_count,
     llm_calls: row.llm_n,

@@ -37,12 +37,18 @@ export function collectSecrets(env: NodeJS.ProcessEnv, extra: readonly string[] 
   return secrets;
 }
 
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 export function byteLength(text: string): number {
   return Buffer.byteLength(text, "utf8");
 }
 
 export class Sanitizer {
   private readonly pattern: RegExp | null;
+  /** The forms as they show inside a value's JSON, for isClean() (not global: test() on one keeps state). */
+  private readonly probe: RegExp | null;
   private readonly names: Map<string, string>;
 
   constructor(
@@ -56,10 +62,12 @@ export class Sanitizer {
       const escaped = JSON.stringify(value).slice(1, -1);
       if (escaped !== value) this.names.set(escaped, name);
     }
-    const alternatives = [...this.names.keys()]
-      .sort((a, b) => b.length - a.length)
-      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    const alternatives = [...this.names.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp);
     this.pattern = alternatives.length ? new RegExp(alternatives.join("|"), "g") : null;
+    const inJson = [...new Set([...this.names.keys()].map((k) => JSON.stringify(k).slice(1, -1)))]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp);
+    this.probe = inJson.length ? new RegExp(inJson.join("|")) : null;
   }
 
   /** Redact, then cut to maxTextChars with a marker that names the full size. */
@@ -86,18 +94,46 @@ export class Sanitizer {
   /** JSON of a value after deep(); undefined stays undefined (stored as NULL). */
   json(value: unknown): string | undefined {
     if (value === undefined) return undefined;
-    return JSON.stringify(this.deep(value));
+    return this.record(value).json;
+  }
+
+  /**
+   * A JSON-like value after deep(), with its JSON. Most values hold no secret and no oversized string: those
+   * are checked on their JSON in one scan and returned as they are (not copied: callers must not mutate).
+   */
+  record<T>(value: T): { value: T; json: string } {
+    const json = JSON.stringify(value);
+    if (this.isClean(json)) return { value, json };
+    const clean = this.deep(value);
+    return { value: clean, json: JSON.stringify(clean) };
   }
 
   /**
    * A step ready to store: deep() plus a cap on its result value and console lines. A result over
    * maxResultChars becomes `{ $truncated: { bytes, preview } }`; `resultBytes` is the full JSON size.
+   * `json` is the stored step's JSON, `resultJson` its result value's (null when it has none).
    */
-  step(step: Step): { step: Step; resultBytes: number | null; truncated: boolean } {
+  step(step: Step): {
+    step: Step;
+    json: string;
+    resultJson: string | null;
+    resultBytes: number | null;
+    truncated: boolean;
+  } {
     const result = step.execution_result;
-    if (!result) return { step: this.deep(step), resultBytes: null, truncated: false };
+    if (!result) {
+      const { value, json } = this.record(step);
+      return { step: value, json, resultJson: null, resultBytes: null, truncated: false };
+    }
     const fullJson = result.value === undefined ? "" : JSON.stringify(result.value);
     const resultBytes = byteLength(fullJson);
+    if (fullJson.length <= this.limits.maxResultChars && result.logs.length <= this.limits.maxLogLines) {
+      const json = JSON.stringify(step);
+      if (this.isClean(json)) {
+        const resultJson = result.value === undefined ? null : fullJson;
+        return { step, json, resultJson, resultBytes, truncated: false };
+      }
+    }
     const clean = this.deep(step);
     const out = clean.execution_result!;
     let truncated = false;
@@ -111,13 +147,35 @@ export class Sanitizer {
       out.logs = [...out.logs.slice(0, this.limits.maxLogLines), `…[${dropped} more lines not stored]`];
       truncated = true;
     }
-    return { step: clean, resultBytes, truncated };
+    const resultJson = out.value === undefined ? null : JSON.stringify(out.value);
+    return { step: clean, json: JSON.stringify(clean), resultJson, resultBytes, truncated };
   }
 
   /** A whole session ready to store as JSON: deep() with every step capped like step(). */
   session(session: AgentSession): AgentSession {
     const steps = session.steps.map((s) => this.step(s).step);
-    return { ...this.deep({ ...session, steps: [] }), steps };
+    return { ...this.record({ ...session, steps: [] }).value, steps };
+  }
+
+  /** JSON.stringify(session(s)), in one scan when nothing needs redacting or capping. */
+  sessionJson(session: AgentSession): string {
+    const json = JSON.stringify(session);
+    // No step's result JSON (a part of this JSON) can be over the cap when the whole is not.
+    const small = json.length <= this.limits.maxResultChars;
+    const fewLogs = session.steps.every(
+      (s) => (s.execution_result?.logs.length ?? 0) <= this.limits.maxLogLines,
+    );
+    if (small && fewLogs && this.isClean(json)) return json;
+    return JSON.stringify(this.session(session));
+  }
+
+  /**
+   * Whether deep() would leave a value unchanged, judged on its JSON: no string in it can be longer than
+   * maxTextChars when the whole JSON is not, and JSON escaping is per character, so any string or key that
+   * holds a form redact() looks for holds that form's JSON escape in the value's JSON, which `probe` finds.
+   */
+  private isClean(json: string): boolean {
+    return json.length <= this.limits.maxTextChars && !this.probe?.test(json);
   }
 
   private walk(value: unknown): unknown {

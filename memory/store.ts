@@ -99,6 +99,13 @@ ON CONFLICT(session_id, idx) DO UPDATE SET plan_version = excluded.plan_version,
 
 export class SessionStore implements SessionRecorder {
   private lastOrd = 0;
+  /** Runs a write's body in BEGIN IMMEDIATE … COMMIT; made once, as db.transaction() builds new wrappers per call. */
+  private readonly tx: Database.Transaction<(body: () => unknown) => unknown>;
+  /**
+   * Per running session, the JSON last stored for each of its snapshot, plan and step rows, so finishSession
+   * rewrites only the rows that changed since. Dropped when the session finishes or a write of it fails.
+   */
+  private readonly written = new Map<string, Map<string, string>>();
 
   private constructor(
     /** The open connection, for tests and tools that need raw SQL. */
@@ -106,7 +113,9 @@ export class SessionStore implements SessionRecorder {
     readonly path: string,
     private readonly clean: Sanitizer,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.tx = db.transaction((body: () => unknown) => body());
+  }
 
   /** Open (creating folders and file if needed) and migrate. Throws StoreError. */
   static open(path: string, options: SessionStoreOptions = {}): SessionStore {
@@ -128,14 +137,14 @@ export class SessionStore implements SessionRecorder {
 
   saveSnapshot(sessionId: string, record: SnapshotRecord): void {
     this.write("saveSnapshot", sessionId, () => {
-      this.upsertSnapshot(sessionId, record);
+      const { snapshot } = this.upsertSnapshot(sessionId, record);
       stmt(
         this.db,
         "UPDATE sessions SET result_requirement = ?, solution_summary = ?, confidence = ?, updated_at = ? WHERE id = ?",
       ).run(
-        this.clean.text(record.snapshot.result_requirement),
-        this.clean.text(record.snapshot.solution_summary),
-        record.snapshot.confidence,
+        snapshot.result_requirement,
+        snapshot.solution_summary,
+        snapshot.confidence,
         this.clock.iso(),
         sessionId,
       );
@@ -146,11 +155,9 @@ export class SessionStore implements SessionRecorder {
     this.write("savePlanVersion", sessionId, () => this.upsertPlan(sessionId, plan));
   }
 
+  /** Leaves the session row alone: readers take an unfinished session's last write from its steps too. */
   saveStep(sessionId: string, step: Step): void {
-    this.write("saveStep", sessionId, () => {
-      this.upsertStep(sessionId, step);
-      stmt(this.db, "UPDATE sessions SET updated_at = ? WHERE id = ?").run(this.clock.iso(), sessionId);
-    });
+    this.write("saveStep", sessionId, () => this.upsertStep(sessionId, step));
   }
 
   recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
@@ -197,7 +204,7 @@ export class SessionStore implements SessionRecorder {
         this.clean.text(r.raw_response),
         byteLength(r.raw_response),
         // The validated value is what replay plays back, so it is redacted but never cut.
-        r.value === undefined ? null : JSON.stringify(this.clean.deep(r.value)),
+        this.clean.json(r.value) ?? null,
         this.clean.optText(r.error),
         r.started_at,
         this.nextOrd(),
@@ -211,47 +218,48 @@ export class SessionStore implements SessionRecorder {
 
   recordServerLog(sessionId: string | null, entry: ServerLogEntry): void {
     this.write("recordServerLog", sessionId, () =>
-      this.db
-        .prepare(
-          "INSERT INTO server_logs (session_id, server, level, logger, message, at) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .run(
-          sessionId,
-          this.clean.text(entry.server),
-          entry.level,
-          entry.logger ?? null,
-          this.clean.text(entry.message),
-          entry.at,
-        ),
+      stmt(
+        this.db,
+        "INSERT INTO server_logs (session_id, server, level, logger, message, at) VALUES (?, ?, ?, ?, ?, ?)",
+      ).run(
+        sessionId,
+        this.clean.text(entry.server),
+        entry.level,
+        entry.logger ?? null,
+        this.clean.text(entry.message),
+        entry.at,
+      ),
     );
   }
 
   /** The log messages servers sent while this session ran, oldest first. */
   serverLogs(sessionId: string): ServerLogEntry[] {
-    const rows = this.db
-      .prepare("SELECT server, level, logger, message, at FROM server_logs WHERE session_id = ? ORDER BY id")
-      .all(this.resolveId(sessionId)) as Array<ServerLogEntry & { logger: string | null }>;
+    const rows = stmt<ServerLogEntry & { logger: string | null }>(
+      this.db,
+      "SELECT server, level, logger, message, at FROM server_logs WHERE session_id = ? ORDER BY id",
+    ).all(this.resolveId(sessionId));
     return rows.map((r) => ServerLogEntry.parse({ ...r, logger: r.logger ?? undefined }));
   }
 
   /**
    * Store the final status, state, usage and JSON. Rows the loop did not save as they happened (a step, a
    * plan's later step list, a human input) are brought in line with the session, so the tables and the JSON
-   * agree.
+   * agree; rows this store last wrote as they are now are left alone.
    */
   finishSession(session: AgentSession): void {
     const id = session.session_id;
     this.write("finishSession", id, () => {
       this.upsertSession(session, this.clock.iso());
-      for (const s of session.snapshots) this.upsertSnapshot(id, s);
-      for (const p of session.plan_versions) this.upsertPlan(id, p);
-      for (const s of session.steps) this.upsertStep(id, s);
+      for (const s of session.snapshots) this.upsertSnapshot(id, s, true);
+      for (const p of session.plan_versions) this.upsertPlan(id, p, true);
+      for (const s of session.steps) this.upsertStep(id, s, true);
       const logged = stmt<{ n: number }>(
         this.db,
         "SELECT count(*) AS n FROM human_inputs WHERE session_id = ?",
       ).get(id)!.n;
       for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
     });
+    this.written.delete(id);
   }
 
   /** Mark a running session as interrupted (e.g. on Ctrl-C) so readers need not guess from its pid. */
@@ -351,8 +359,10 @@ export class SessionStore implements SessionRecorder {
   /** Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. */
   private write(op: string, sessionId: string | null, body: () => unknown): void {
     try {
-      this.db.transaction(body).immediate();
+      this.tx.immediate(body);
     } catch (e) {
+      // What the rolled-back body noted as written may not be in the file.
+      if (sessionId !== null) this.written.delete(sessionId);
       if (e instanceof StoreError) throw e;
       const code = String((e as { code?: string }).code ?? "");
       const what = sessionId === null ? op : `${op} (session ${sessionId})`;
@@ -394,12 +404,26 @@ export class SessionStore implements SessionRecorder {
       finished_at: finishedAt,
       owner_pid: process.pid,
       owner_host: hostname(),
-      session_json: JSON.stringify(c.session(session)),
+      session_json: c.sessionJson(session),
     });
   }
 
-  private upsertSnapshot(sessionId: string, record: SnapshotRecord): void {
-    const r = this.clean.deep(record);
+  /**
+   * Whether a row needs writing: not when `onlyChanged` and this store last wrote it with this JSON. Notes the
+   * JSON as written either way.
+   */
+  private changed(sessionId: string, key: string, json: string, onlyChanged: boolean): boolean {
+    let rows = this.written.get(sessionId);
+    if (!rows) this.written.set(sessionId, (rows = new Map()));
+    if (onlyChanged && rows.get(key) === json) return false;
+    rows.set(key, json);
+    return true;
+  }
+
+  /** Returns the record as stored (redacted). */
+  private upsertSnapshot(sessionId: string, record: SnapshotRecord, onlyChanged = false): SnapshotRecord {
+    const { value: r, json } = this.clean.record(record);
+    if (!this.changed(sessionId, `snapshot:${r.index}`, json, onlyChanged)) return r;
     stmt(this.db, UPSERT_SNAPSHOT).run(
       sessionId,
       r.index,
@@ -411,12 +435,14 @@ export class SessionStore implements SessionRecorder {
       r.snapshot.confidence,
       r.created_at,
       this.nextOrd(),
-      JSON.stringify(r),
+      json,
     );
+    return r;
   }
 
-  private upsertPlan(sessionId: string, plan: PlanVersion): void {
-    const p = this.clean.deep(plan);
+  private upsertPlan(sessionId: string, plan: PlanVersion, onlyChanged = false): void {
+    const { value: p, json } = this.clean.record(plan);
+    if (!this.changed(sessionId, `plan:${p.version}`, json, onlyChanged)) return;
     stmt(this.db, UPSERT_PLAN).run(
       sessionId,
       p.version,
@@ -425,12 +451,13 @@ export class SessionStore implements SessionRecorder {
       p.plan_text.join("\n"),
       p.created_at,
       this.nextOrd(),
-      JSON.stringify(p),
+      json,
     );
   }
 
-  private upsertStep(sessionId: string, step: Step): void {
-    const { step: s, resultBytes, truncated } = this.clean.step(step);
+  private upsertStep(sessionId: string, step: Step, onlyChanged = false): void {
+    const { step: s, json, resultJson, resultBytes, truncated } = this.clean.step(step);
+    if (!this.changed(sessionId, `step:${s.index}`, json, onlyChanged)) return;
     const result = s.execution_result;
     const error = s.error ?? result?.error;
     const now = this.clock.iso();
@@ -446,7 +473,7 @@ export class SessionStore implements SessionRecorder {
       s.conclusion ?? null,
       s.question ?? null,
       result ? bit(result.ok) : null,
-      result && result.value !== undefined ? JSON.stringify(result.value) : null,
+      resultJson,
       resultBytes,
       bit(truncated),
       error?.code ?? null,
@@ -454,7 +481,7 @@ export class SessionStore implements SessionRecorder {
       now,
       now,
       this.nextOrd(),
-      JSON.stringify(s),
+      json,
     );
   }
 

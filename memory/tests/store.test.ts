@@ -156,6 +156,137 @@ describe("SessionStore", () => {
     expect(tl.session.status).toBe("succeeded");
   });
 
+  describe("writes only what changed", () => {
+    let t: number;
+    let clocked: SessionStore;
+    beforeEach(() => {
+      t = Date.parse("2025-03-01T10:00:00Z");
+      const iso = () => new Date(t).toISOString();
+      clocked = SessionStore.open(join(dir, "clocked.db"), {
+        clock: { now: () => t, iso, sleep: async () => {} },
+      });
+    });
+    afterEach(() => clocked.close());
+    const at = (seconds: number) =>
+      new Date(Date.parse("2025-03-01T10:00:00Z") + seconds * 1000).toISOString();
+
+    const session = (): AgentSession => ({
+      $schemaVersion: 1,
+      session_id: "w1",
+      original_query: "count the apples",
+      created_at: at(0),
+      snapshots: [],
+      plan_versions: [],
+      steps: [],
+      state: {
+        original_goal_achieved: false,
+        final_answer: null,
+        confidence: 0,
+        solution_summary: "not ready yet",
+        human_inputs: [],
+      },
+      usage: {
+        llm_calls: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        tokens: 0,
+        tool_calls: 0,
+        ms: 0,
+        cost_usd: 0,
+      },
+      status: "running",
+    });
+    const snapshot = (index: number, requirement: string, summary: string) => ({
+      index,
+      snapshot_type: "step_result" as const,
+      created_at: at(index),
+      snapshot: {
+        entities: [],
+        result_requirement: requirement,
+        original_goal_achieved: false,
+        reasoning: "r",
+        local_goal_achieved: true,
+        local_reasoning: "ok",
+        last_tooluse_summary: "none",
+        solution_summary: summary,
+        confidence: 0.5,
+      },
+    });
+    const step = (index: number, status: "pending" | "completed"): AgentSession["steps"][number] => ({
+      index,
+      description: `step ${index}`,
+      type: "CODE",
+      code: "return 1",
+      status,
+      attempts: status === "pending" ? 0 : 1,
+      plan_version: 1,
+    });
+    const stepUpdatedAt = (index: number) =>
+      clocked.db
+        .prepare("SELECT updated_at FROM steps WHERE session_id = 'w1' AND idx = ?")
+        .pluck()
+        .get(index);
+
+    it("an unfinished session was last written when its last step was saved", () => {
+      clocked.startSession(session());
+      t += 5_000;
+      clocked.saveSnapshot("w1", snapshot(0, "a count", "not ready yet"));
+      t += 7_000;
+      clocked.saveStep("w1", step(0, "pending"));
+      expect(clocked.listSessions()[0]).toMatchObject({ updated_at: at(12), duration_ms: 12_000 });
+      expect(clocked.getSession("w1").usage.ms).toBe(12_000);
+    });
+
+    it("finishSession rewrites the rows that changed since they were saved, and leaves the others", () => {
+      const s = session();
+      clocked.startSession(s);
+      t += 1_000;
+      s.steps.push(step(0, "completed"), step(1, "pending"));
+      clocked.saveStep("w1", structuredClone(s.steps[0]!));
+      clocked.saveStep("w1", structuredClone(s.steps[1]!));
+      s.steps[1]!.status = "completed"; // changed, not saved again
+      s.status = "succeeded";
+      t += 1_000;
+      clocked.finishSession(s);
+      expect([stepUpdatedAt(0), stepUpdatedAt(1)]).toEqual([at(1), at(2)]);
+      expect(clocked.getSession("w1").steps).toEqual(s.steps);
+    });
+
+    it("a write that failed is written again by finishSession", () => {
+      const s = session();
+      clocked.startSession(s);
+      s.steps.push(step(0, "pending"));
+      clocked.saveStep("w1", structuredClone(s.steps[0]!));
+      clocked.db.exec(`CREATE TEMP TRIGGER refuse BEFORE UPDATE ON steps WHEN new.status = 'completed'
+        BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+      s.steps[0]!.status = "completed";
+      expect(storeError(() => clocked.saveStep("w1", structuredClone(s.steps[0]!))).code).toBe(
+        "STORE_WRITE_FAILED",
+      );
+      clocked.db.exec("DROP TRIGGER refuse");
+      s.status = "succeeded";
+      clocked.finishSession(s);
+      expect(clocked.db.prepare("SELECT status FROM steps WHERE session_id = 'w1'").pluck().get()).toBe(
+        "completed",
+      );
+    });
+
+    it("the search index is touched only when the text it holds changes", () => {
+      clocked.startSession(session());
+      const segments = () => clocked.db.prepare("SELECT count(*) FROM sessions_fts_data").pluck().get();
+      clocked.saveSnapshot("w1", snapshot(0, "a count of apples", "not ready yet"));
+      const before = segments();
+      clocked.saveSnapshot("w1", snapshot(1, "a count of apples", "not ready yet"));
+      clocked.saveSnapshot("w1", snapshot(2, "a count of apples", "not ready yet"));
+      expect(segments()).toBe(before);
+      clocked.saveSnapshot("w1", snapshot(3, "a count of pears", "seven pears"));
+      expect(clocked.listSessions({ search: "pears" }).map((x) => x.session_id)).toEqual(["w1"]);
+      expect(clocked.listSessions({ search: "apples" }).map((x) => x.session_id)).toEqual(["w1"]); // the query
+      expect(clocked.listSessions({ search: "ready" })).toEqual([]);
+      clocked.db.exec("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')");
+    });
+  });
+
   it("stores oversized results and responses truncated, with their full size", () => {
     const small = SessionStore.open(join(dir, "small.db"), {
       limits: { maxResultChars: 1000, maxTextChars: 5000 },
