@@ -4,6 +4,7 @@
  * host promises settled by this file's event loop. Every limit ends the step with a typed StepError; nothing
  * the code does throws out of runCode.
  */
+import { setMaxListeners } from "node:events";
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import type { SandboxLimits } from "../config/index.js";
 import {
@@ -53,9 +54,6 @@ const LEVEL_PREFIX: Record<string, string> = { warn: "[warn] ", error: "[error] 
 interface Pending {
   namespace: boolean;
   info?: ToolInfo;
-  /** Per call, not per step: the MCP SDK never removes its abort listener, so aborting a shared signal at
-   * the end would send a cancellation for every call the step ever made. */
-  abort?: AbortController;
   /** performance.now() when the call started. */
   started: number;
 }
@@ -78,7 +76,11 @@ class StepRun {
   private logBytes = 0;
   private readonly calls: ToolCallRecord[] = [];
   private readonly callStarts: number[] = [];
-  private spareAbort?: AbortController;
+  /**
+   * Aborted when the step ends with calls still running. One for all the step's calls: hosts must cancel
+   * only the calls still in flight (the hub keeps one listener per signal, see mcp_servers/hub/cancel.ts).
+   */
+  private readonly callsAbort = new AbortController();
   private callCount = 0;
   private readonly pending = new Map<number, Pending>();
   private ready: Ready[] = [];
@@ -102,6 +104,8 @@ class StepRun {
     private readonly options: RunOptions,
   ) {
     this.deadline = Date.now() + limits.timeout_ms;
+    // A host may listen per call (the in-process one does) and a step may have many calls under way.
+    setMaxListeners(0, this.callsAbort.signal);
     this.tools = host.tools();
     for (const t of this.tools) {
       this.byName.set(t.qualified, t);
@@ -461,23 +465,18 @@ class StepRun {
       this.fail(id, { code: error.code, tool: info.qualified, message: error.message });
       return;
     }
-    const abort = this.spareAbort ?? new AbortController();
     let promise: Promise<unknown>;
     try {
-      promise = this.host.call(info.qualified, args, { signal: abort.signal });
+      promise = this.host.call(info.qualified, args, { signal: this.callsAbort.signal });
     } catch (e) {
       promise = Promise.reject(e);
     }
     // After the call, not before: the request is out sooner (a host settles asynchronously, never before this).
-    this.pending.set(id, { namespace: false, info, started, abort });
+    this.pending.set(id, { namespace: false, info, started });
     promise.then(
       (value) => this.toolSettled(id, value),
       (e) => this.toolFailed(id, e),
     );
-    // An AbortSignal costs ~2 µs to make (Node creates it on first `.signal`): make the next one now, while
-    // the request is out, rather than on the path from one call's result to the next call.
-    this.spareAbort = new AbortController();
-    void this.spareAbort.signal;
   }
 
   private toolSettled(id: number, value: unknown): void {
@@ -637,9 +636,9 @@ class StepRun {
             0,
             new ToolError("TOOL_CANCELLED", p.info.qualified, `${p.info.qualified}: aborted because ${why}`),
           );
-        p.abort?.abort(reason);
       }
       this.pending.clear();
+      this.callsAbort.abort(reason);
     }
     const engine = this.engine;
     if (!engine) return;

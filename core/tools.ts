@@ -21,6 +21,10 @@ export interface ToolInfo {
 }
 
 export interface CallOptions {
+  /**
+   * Aborting it cancels the call if it is still under way. Callers may share one signal among many calls
+   * (a sandbox step does), so a host must not leave a listener on it after a call ends.
+   */
   signal?: AbortSignal;
   timeoutMs?: number;
   /** This call's record, as the host measured it (it also goes to onCall listeners). Hosts may skip it. */

@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   ElicitRequestSchema,
+  ErrorCode,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -22,6 +23,25 @@ import type { ServerConfig } from "./config.js";
 import type { HubEvent, ServerState, ServerStatus } from "./events.js";
 import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
+import { CallCancels } from "./cancel.js";
+
+const cancels = new CallCancels();
+
+/**
+ * What the SDK does when a request's own signal aborts, for a request sent without one: the SDK forgets the
+ * request (a late answer is ignored) and fails the call, through an error answer handed to it as if from the
+ * server, and the server is told to stop.
+ */
+function cancelById(client: Client, transport: Transport, id: RequestId | undefined, reason: unknown): void {
+  if (id === undefined) return;
+  const message = reason instanceof Error ? reason.message : String(reason ?? "cancelled");
+  transport.onmessage?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.RequestTimeout, message } });
+  client
+    .notification({ method: "notifications/cancelled", params: { requestId: id, reason: message } })
+    .catch(() => {
+      // the server is gone: nothing left to stop
+    });
+}
 
 export type ElicitationHandler = (
   server: string,
@@ -60,6 +80,8 @@ export class ServerConnection {
   private closing = false;
   private generation = 0;
   private everConnected = false;
+  /** The stdio transport has reported the request id of a tools/call (see call). */
+  private callIdsKnown = false;
   /** Shutdowns of dead or failed sessions still under way; close() waits for them. */
   private readonly shutdowns = new Set<Promise<void>>();
 
@@ -285,8 +307,14 @@ export class ServerConnection {
         : await this.ready(options.qualified);
     const transport = this.transport;
     const stdio = transport instanceof ChildStdioTransport ? transport : undefined;
+    const signal = options.signal;
+    // Once the stdio transport has told a call's request id (the SDK sends during callTool), calls here are
+    // cancelled by id (cancelById) and the SDK gets no signal; otherwise it gets one owned by the call.
+    const own = signal && !(stdio && this.callIdsKnown) ? new AbortController() : undefined;
     let id: RequestId | undefined;
+    let unwatch: (() => void) | undefined;
     try {
+      signal?.throwIfAborted();
       // Progress costs a token in the request and a handler per call: ask for it only if someone shows it.
       const onprogress = this.deps.listening()
         ? (p: { progress: number; total?: number; message?: string }) =>
@@ -300,11 +328,18 @@ export class ServerConnection {
             })
         : undefined;
       const pending = client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: options.signal,
+        signal: own?.signal,
         timeout: options.timeoutMs,
         onprogress,
       });
       id = stdio?.takeCallId();
+      if (stdio && id !== undefined) this.callIdsKnown = true;
+      if (signal) {
+        const sent = id;
+        unwatch = cancels.watch(signal, (reason) =>
+          own ? own.abort(reason) : cancelById(client, transport!, sent, reason),
+        );
+      }
       const result = (await pending) as CallToolResult;
       this.failures = 0;
       // The stdio transport saw the answer's line, so the result need not be serialised again to size it.
@@ -326,6 +361,8 @@ export class ServerConnection {
         this.onLost(transport!, error.message);
       }
       throw error;
+    } finally {
+      unwatch?.();
     }
   }
 

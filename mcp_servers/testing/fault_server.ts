@@ -7,7 +7,7 @@
  * Tools: echo, crash (exits mid-call), hang (never answers; counts cancellations), spin (busy loop, the
  * process stops answering anything), garbage (writes junk to stdout, never answers), slow (answers after
  * `ms`, sending progress), log (an MCP log message), ask (an elicitation request), grow (adds a tool at
- * run time), stats, pid.
+ * run time), stats (calls, cancellations seen by hang, cancellation notices read), pid.
  */
 import { fileURLToPath } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -16,6 +16,8 @@ import { serve } from "../common/serve.js";
 
 let cancellations = 0;
 let calls = 0;
+/** notifications/cancelled lines read from stdin, whatever request they name (finished ones included). */
+let cancelNotices = 0;
 
 const text = (value: unknown) => ({ content: [{ type: "text" as const, text: JSON.stringify(value) }] });
 
@@ -103,7 +105,7 @@ export function createFaultServer(): McpServer {
     },
   );
   server.registerTool("stats", { description: "Calls answered and cancellations seen." }, () =>
-    text({ calls, cancellations }),
+    text({ calls, cancellations, cancel_notices: cancelNotices }),
   );
   return server;
 }
@@ -118,6 +120,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     setInterval(() => process.stdout.write("garbage garbage garbage\n"), 50);
   } else {
     if (argv.includes("--banner")) process.stdout.write("Fault server v0 starting (a banner on stdout)\n");
+    let tail = "";
+    process.stdin.on("data", (chunk: Buffer) => {
+      const lines = (tail + chunk.toString("utf8")).split("\n");
+      tail = lines.pop() ?? "";
+      for (const line of lines) if (line.includes('"notifications/cancelled"')) cancelNotices++;
+    });
     await serve(createFaultServer, argv);
   }
 }

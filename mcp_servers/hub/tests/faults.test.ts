@@ -201,6 +201,22 @@ describe("fault servers", () => {
     expect(await hub.call("stats", {})).toMatchObject({ cancellations: 1 });
   });
 
+  it("one signal shared by many calls cancels only the call still in flight, with one notice", async () => {
+    const { hub } = await start();
+    const step = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      expect(await hub.call("echo", { text: `${i}` }, { signal: step.signal })).toBe(`${i}`);
+    }
+    const hanging = failure(hub.call("hang", {}, { signal: step.signal, timeoutMs: 5000 }));
+    setTimeout(() => step.abort(new Error("the step ended")), 100);
+    const e = await hanging;
+    expect(e.code).toBe("TOOL_CANCELLED");
+    expect(e.message).toMatch(/the step ended/);
+    // The 20 finished calls got no cancellation notice; the hanging one got exactly one and stopped.
+    expect(await hub.call("stats", {})).toMatchObject({ cancellations: 1, cancel_notices: 1 });
+    expect(await hub.call("echo", { text: "after" })).toBe("after");
+  });
+
   it("restarts back off: a server that keeps dying at start is not respawned in a loop", async () => {
     let now = 1_000_000;
     const clock = { now: () => now, iso: () => new Date(now).toISOString(), sleep: async () => {} };
