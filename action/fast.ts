@@ -24,6 +24,7 @@ interface Ffi {
   QTS_Call(ctx: number, fn: number, thisArg: number, argc: number, argv: number): number;
   QTS_ResolveException(ctx: number, value: number): number;
   QTS_NewString(ctx: number, chars: number): number;
+  QTS_NewFloat64(ctx: number, num: number): number;
   QTS_GetString(ctx: number, value: number): number;
   QTS_FreeCString(ctx: number, chars: number): void;
   QTS_FreeValuePointer(ctx: number, value: number): void;
@@ -43,7 +44,7 @@ export class FastLane {
   private readonly rt: number;
   private readonly ctx: number;
   private readonly undef: number;
-  /** argv (one pointer) and the out-parameter of ExecutePendingJob. */
+  /** argv (up to three pointers) and the out-parameter of ExecutePendingJob. */
   private readonly scratch: number;
   private buf = 0;
   private cap = 0;
@@ -68,7 +69,7 @@ export class FastLane {
     this.rt = rt;
     this.ctx = ctx;
     this.undef = this.ffi.QTS_GetUndefined();
-    this.scratch = this.malloc(8);
+    this.scratch = this.malloc(16);
   }
 
   private malloc(bytes: number): number {
@@ -103,10 +104,10 @@ export class FastLane {
     return text;
   }
 
-  /** The two scratch words: [0] argv, [1] ExecutePendingJob's context out-parameter. */
+  /** The scratch words: [0..2] argv, [3] ExecutePendingJob's context out-parameter. */
   private scratchWords(): Uint32Array {
     const buffer = this.em.HEAPU8.buffer;
-    if (this.words?.buffer !== buffer) this.words = new Uint32Array(buffer, this.scratch, 2);
+    if (this.words?.buffer !== buffer) this.words = new Uint32Array(buffer, this.scratch, 4);
     return this.words;
   }
 
@@ -114,20 +115,45 @@ export class FastLane {
     return this.context.getMemory(this.rt as never).heapValueHandle(ptr as never);
   }
 
-  /** `fn(text)` → its result as a string, or the exception it threw (a handle the caller disposes). */
-  callText(fn: QuickJSHandle, text: string): { text: string; error?: undefined } | { error: QuickJSHandle } {
-    const arg = this.newString(text);
-    this.scratchWords()[0] = arg;
-    const result = this.ffi.QTS_Call(this.ctx, fn.value as unknown as number, this.undef, 1, this.scratch);
-    this.ffi.QTS_FreeValuePointer(this.ctx, arg);
+  /** `fn(...argv)` with owned value pointers (freed here) → the result pointer, or the exception it threw. */
+  private call(fn: QuickJSHandle, argv: number[]): { result: number } | { error: QuickJSHandle } {
+    const words = this.scratchWords();
+    for (let i = 0; i < argv.length; i++) words[i] = argv[i]!;
+    const result = this.ffi.QTS_Call(
+      this.ctx,
+      fn.value as unknown as number,
+      this.undef,
+      argv.length,
+      this.scratch,
+    );
+    for (const arg of argv) this.ffi.QTS_FreeValuePointer(this.ctx, arg);
     const error = this.ffi.QTS_ResolveException(this.ctx, result);
-    if (error) {
-      this.ffi.QTS_FreeValuePointer(this.ctx, result);
-      return { error: this.handle(error) };
-    }
-    const out = this.readString(result);
+    if (!error) return { result };
     this.ffi.QTS_FreeValuePointer(this.ctx, result);
-    return { text: out };
+    return { error: this.handle(error) };
+  }
+
+  /** `fn(id, ok, text)`, its result ignored; the exception it threw, if any (a handle the caller disposes). */
+  callSettle(fn: QuickJSHandle, id: number, ok: number, text: string): QuickJSHandle | undefined {
+    // The string first: making it may grow the heap, which the number values do not mind.
+    const str = this.newString(text);
+    const out = this.call(fn, [
+      this.ffi.QTS_NewFloat64(this.ctx, id),
+      this.ffi.QTS_NewFloat64(this.ctx, ok),
+      str,
+    ]);
+    if ("error" in out) return out.error;
+    this.ffi.QTS_FreeValuePointer(this.ctx, out.result);
+    return undefined;
+  }
+
+  /** `fn()` → its result as a string, or the exception it threw (a handle the caller disposes). */
+  callForText(fn: QuickJSHandle): { text: string; error?: undefined } | { error: QuickJSHandle } {
+    const out = this.call(fn, []);
+    if ("error" in out) return out;
+    const text = this.readString(out.result);
+    this.ffi.QTS_FreeValuePointer(this.ctx, out.result);
+    return { text };
   }
 
   jobsPending(): boolean {
@@ -136,10 +162,10 @@ export class FastLane {
 
   /** Run every pending job; the exception that stopped them, if any (a handle the caller disposes). */
   runJobs(): QuickJSHandle | undefined {
-    this.scratchWords()[1] = 0;
-    const value = this.ffi.QTS_ExecutePendingJob(this.rt, -1, this.scratch + 4);
+    this.scratchWords()[3] = 0;
+    const value = this.ffi.QTS_ExecutePendingJob(this.rt, -1, this.scratch + 12);
     // Read through a fresh lookup: the jobs may have grown the heap.
-    const jobContext = this.scratchWords()[1]!;
+    const jobContext = this.scratchWords()[3]!;
     if (jobContext === 0) {
       this.ffi.QTS_FreeValuePointerRuntime(this.rt, value);
       return undefined;

@@ -2,7 +2,7 @@
  * The JavaScript that runs inside each fresh QuickJS context before the step's code: it binds the tool
  * functions, `ToolError`, `parallel`, `callTool` and `console`, and implements the sandbox half of the value
  * codec (codec.ts is the host half). It is evaluated as one function expression and called with the host's
- * functions and a JSON config; it returns `{ start, exchange }` to the host and stores nothing of the host
+ * functions and a JSON config; it returns `{ start, settle, collect }` to the host and stores nothing of the host
  * where the step's code can reach it (the host functions live only in this closure).
  *
  * Host functions (arguments are strings and numbers only; none is on the per-call path):
@@ -12,10 +12,12 @@
  *   done(status, text)        1: the step returned (tagged JSON); 0: it threw (error JSON);
  *                             2: the encoded value was too large (text = its length)
  *   cold                      the source of PRELUDE_COLD (below), compiled when first needed
- * Host → sandbox: exchange(results) → requests. Tool calls wait in an outbox until the host collects them
- * (once the sandbox is idle), which keeps the per-call crossings few and cheap (fast.ts).
- *   results:  entries "id \x01 ok(1|0) \x01 payload" joined by \x02 (payload: tagged JSON, or error JSON)
- *   requests: entries "id \x01 kind(0 tool|1 namespace) \x01 JSON name \x01 tagged JSON arguments array"
+ * Host → sandbox, the per-call path (fast.ts makes each a few raw FFI calls):
+ *   settle(id, ok, payload)   a call finished: payload is tagged JSON (ok 1) or error JSON (ok 0)
+ *   collect() → requests      the calls made since the last collect, which wait in an outbox until the host
+ *                             takes them (once the sandbox is idle): entries
+ *                             "id \x01 kind(0 tool|1 namespace) \x01 JSON name \x01 tagged JSON arguments array"
+ *                             joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
  * \x00 because the strings cross as C strings.
  */
@@ -119,10 +121,11 @@ function invoke(kind, jsonName, name, args) {
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
+  id |= 0; // it comes as a float: as an int it is a cheaper property key
   const p = pending[id];
   if (p === undefined) return;
   delete pending[id];
-  if (!ok) {
+  if (ok !== 1) {
     const e = _parse(text);
     p[1](new ToolError(e.code, e.tool, e.message));
     return;
@@ -131,14 +134,7 @@ function settle(id, ok, text) {
   try { value = decode(text); } catch (e) { p[1](e); return; }
   p[0](value);
 }
-function exchange(results) {
-  if (results.length > 0) {
-    const entries = _apply(_split, results, ["\x02"]);
-    for (let i = 0; i < entries.length; i++) {
-      const f = _apply(_split, entries[i], ["\x01"]);
-      settle(+f[0], f[1] === "1", f[2]);
-    }
-  }
+function collect() {
   if (outbox.length === 0) return "";
   const requests = _apply(_join, outbox, ["\x02"]);
   outbox.length = 0;
@@ -290,7 +286,7 @@ bindGlobal("ToolError", ToolError);
 bindGlobal("parallel", parallel);
 bindGlobal("callTool", callTool);
 _defineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
-return { start, exchange };
+return { start, settle, collect };
 })`;
 
 /**

@@ -95,7 +95,8 @@ class StepRun {
   private rt?: QuickJSRuntime;
   private ctx?: QuickJSContext;
   private readonly handles: QuickJSHandle[] = [];
-  private exchangeFn?: QuickJSHandle;
+  private settleFn?: QuickJSHandle;
+  private collectFn?: QuickJSHandle;
   private fast?: FastLane;
 
   constructor(
@@ -176,7 +177,8 @@ class StepRun {
     const api = this.call(preludeFn, ctx.undefined, hostObj, config);
     if (!api) return false;
     const start = this.keep(ctx.getProp(api, "start"));
-    this.exchangeFn = this.keep(ctx.getProp(api, "exchange"));
+    this.settleFn = this.keep(ctx.getProp(api, "settle"));
+    this.collectFn = this.keep(ctx.getProp(api, "collect"));
     this.fast = new FastLane(this.engine!.module, rt, ctx);
 
     const compiled = ctx.evalCode(`(async function () {\n${code}\n})`, CODE_FILE, { type: "global" });
@@ -330,13 +332,21 @@ class StepRun {
   }
 
   /**
-   * One crossing each way: the calls that finished are settled inside the sandbox (their promises resolve or
-   * reject), and the calls the code made since the last exchange are collected and started.
+   * The calls that finished are settled inside the sandbox (their promises resolve or reject, their code runs
+   * with runJobs), and the calls the code made since the last exchange are collected and started.
    */
   private exchange(): void {
-    const results = this.ready.map((r) => `${r.id}\x01${r.ok ? 1 : 0}\x01${r.text}`).join("\x02");
+    const ready = this.ready;
     this.ready = [];
-    const out = this.fast!.callText(this.exchangeFn!, results);
+    for (const r of ready) {
+      const error = this.fast!.callSettle(this.settleFn!, r.id, r.ok ? 1 : 0, r.text);
+      if (error) {
+        this.vmError(error);
+        error.dispose();
+        return;
+      }
+    }
+    const out = this.fast!.callForText(this.collectFn!);
     if (out.error) {
       this.vmError(out.error);
       out.error.dispose();
