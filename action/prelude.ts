@@ -76,6 +76,18 @@ function plain(v, depth) {
   }
   return true;
 }
+// A call's arguments (a real array, never sparse). Numbers and booleans, the arguments of math and robot
+// tools, are written out here directly: QuickJS's JSON.stringify costs more than the loop.
+function encodeArgs(args) {
+  let out = "[";
+  for (let i = 0; i < args.length; i++) {
+    const x = args[i], t = typeof x;
+    if (t === "number" && x - x === 0) out += i ? "," + x : "" + x;
+    else if (t === "boolean") out += i ? "," + x : "" + x;
+    else return encode(args);
+  }
+  return out + "]";
+}
 function encode(value) {
   return plain(value, 0) ? _stringify(value) : _stringify(value, cold().replacer);
 }
@@ -112,7 +124,7 @@ function invoke(kind, jsonName, name, args) {
   if (kind === 0 && ++toolCalls > config.maxToolCalls) hostLimit(name);
   let json;
   try {
-    json = encode(args);
+    json = encodeArgs(args);
   } catch (e) {
     return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }

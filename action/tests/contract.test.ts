@@ -21,6 +21,22 @@ describe("tool functions", () => {
     ]);
   });
 
+  it("send positional numbers and booleans exactly as JSON would", async () => {
+    const host = testHost();
+    const r = await runCode(
+      "await add(1e21, -0); await add(0.1, 5e-324); await echo('x', 2, false); return add(NaN, 1)",
+      host,
+      limits(),
+    );
+    expect(host.received.map((c) => c.args)).toEqual([
+      { a: 1e21, b: 0 },
+      { a: 0.1, b: 5e-324 },
+      { text: "x", times: 2, loud: false },
+    ]);
+    expect(r.error?.code).toBe("TOOL_INVALID_ARGS");
+    expect(r.error?.message).toMatch(/argument "a" is NaN/);
+  });
+
   it("fill schema defaults and leave undefined positions out", async () => {
     const host = testHost();
     const r = await runCode("return [await echo('hi'), await echo('yo', undefined, true)]", host, limits());
