@@ -7,7 +7,7 @@
  *   rounds' own ratios; target ratio ≤ 1.3;
  * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call.
  *
- *   node dist/bench/sandbox.js [--runs 200] [--rounds 15] [--calls 1000]
+ *   node dist/bench/sandbox.js [--runs 200] [--rounds 31] [--calls 1000]
  */
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -21,7 +21,7 @@ import { MultiMCP } from "../mcp_servers/index.js";
 const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "200" },
-    rounds: { type: "string", default: "15" },
+    rounds: { type: "string", default: "31" },
     calls: { type: "string", default: "1000" },
   },
 });
