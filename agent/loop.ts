@@ -12,6 +12,7 @@ import {
   ModelError,
   errorMessage,
   newId,
+  newSession,
   systemClock,
   type AgentSession,
   type Clock,
@@ -41,7 +42,6 @@ import {
 import { partialAnswer } from "./plan.js";
 import { scopedHost } from "./scoped-host.js";
 import { SessionLog } from "./session-log.js";
-import { newSession } from "./session.js";
 import { SpendLedger } from "./spend.js";
 
 /** What the loop asks of memory: rendered text for the prompts ("" when there is nothing). */

@@ -1,38 +1,5 @@
-/** Creating and summarising an AgentSession. */
-import {
-  SESSION_SCHEMA_VERSION,
-  SessionSummary,
-  totalSpend,
-  type AgentSession,
-  type PlanVersion,
-} from "../core/index.js";
-
-export function newSession(
-  query: string,
-  id: string,
-  at: string,
-  extra?: Partial<AgentSession>,
-): AgentSession {
-  return {
-    $schemaVersion: SESSION_SCHEMA_VERSION,
-    session_id: id,
-    original_query: query,
-    created_at: at,
-    snapshots: [],
-    plan_versions: [],
-    steps: [],
-    state: {
-      original_goal_achieved: false,
-      final_answer: null,
-      confidence: 0,
-      solution_summary: "not ready yet",
-      human_inputs: [],
-    },
-    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0, cost_usd: 0 },
-    status: "running",
-    ...extra,
-  };
-}
+/** Reading an AgentSession: its current plan and its summary. */
+import { SessionSummary, totalSpend, type AgentSession, type PlanVersion } from "../core/index.js";
 
 export function currentPlan(session: AgentSession): PlanVersion | undefined {
   return session.plan_versions.at(-1);

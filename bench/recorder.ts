@@ -14,14 +14,14 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import type Database from "better-sqlite3";
-import type {
-  AgentSession,
-  LlmCallRecord,
-  PerceptionSnapshot,
-  PlanVersion,
-  SnapshotRecord,
-  Step,
-  ToolCallRecord,
+import {
+  newSession,
+  type LlmCallRecord,
+  type PerceptionSnapshot,
+  type PlanVersion,
+  type SnapshotRecord,
+  type Step,
+  type ToolCallRecord,
 } from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { openDatabase } from "../memory/db.js";
@@ -99,29 +99,6 @@ const toolCall = (): ToolCallRecord => ({
   started_at: new Date().toISOString(),
 });
 
-function newSession(id: string): AgentSession {
-  return {
-    $schemaVersion: 1,
-    session_id: id,
-    original_query:
-      "Find the ASCII values of the characters in INDIA and return the sum of their exponentials",
-    created_at: new Date().toISOString(),
-    snapshots: [],
-    plan_versions: [],
-    steps: [],
-    state: {
-      original_goal_achieved: false,
-      final_answer: null,
-      confidence: 0,
-      solution_summary: "not ready yet",
-      human_inputs: [],
-    },
-    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0, cost_usd: 0 },
-    status: "running",
-    agent: "bench",
-  };
-}
-
 type Rec = Pick<
   SessionStore,
   | "startSession"
@@ -143,7 +120,12 @@ interface Write {
  * starts; each write only hands them to a recorder.
  */
 function sessionWrites(id: string): Write[] {
-  const s = newSession(id);
+  const s = newSession(
+    "Find the ASCII values of the characters in INDIA and return the sum of their exponentials",
+    id,
+    new Date().toISOString(),
+    { agent: "bench" },
+  );
   const started = structuredClone(s);
   const out: Write[] = [{ kind: "start_session", to: (r) => r.startSession(started) }];
   const llmCall = (role: string, i: number, value: unknown) => {

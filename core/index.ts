@@ -5,3 +5,4 @@ export * from "./time.js";
 export * from "./tools.js";
 export * from "./recorder.js";
 export * from "./usage.js";
+export * from "./session.js";

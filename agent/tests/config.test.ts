@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadProfile } from "../../config/index.js";
-import { ConfigError, DEFAULT_CONFIG_DIR, type AgentSession } from "../../core/index.js";
-import { newSession } from "../session.js";
+import { ConfigError, DEFAULT_CONFIG_DIR, newSession, type AgentSession } from "../../core/index.js";
 import {
   checkReport,
   loadAgentsConfig,

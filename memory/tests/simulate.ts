@@ -3,18 +3,19 @@
  * calls, replans, human input, finish) and keeps the matching AgentSession in memory, so tests can compare
  * what the store gives back with what was written. Compiled to dist/ for the writer processes.
  */
-import type {
-  AgentSession,
-  ExecutionResult,
-  LlmCallRecord,
-  PerceptionSnapshot,
-  PlanReason,
-  PlanVersion,
-  SessionRecorder,
-  SessionStatus,
-  SnapshotRecord,
-  Step,
-  ToolCallRecord,
+import {
+  newSession,
+  type AgentSession,
+  type ExecutionResult,
+  type LlmCallRecord,
+  type PerceptionSnapshot,
+  type PlanReason,
+  type PlanVersion,
+  type SessionRecorder,
+  type SessionStatus,
+  type SnapshotRecord,
+  type Step,
+  type ToolCallRecord,
 } from "../../core/index.js";
 
 export interface SimSpec {
@@ -45,25 +46,7 @@ export function simulateSession(rec: SessionRecorder, spec: SimSpec): AgentSessi
   const now = spec.now ?? (() => new Date().toISOString());
   const mark = spec.marker ? ` ${spec.marker}` : "";
   const id = spec.id;
-  const s: AgentSession = {
-    $schemaVersion: 1,
-    session_id: id,
-    original_query: spec.query,
-    created_at: now(),
-    snapshots: [],
-    plan_versions: [],
-    steps: [],
-    state: {
-      original_goal_achieved: false,
-      final_answer: null,
-      confidence: 0,
-      solution_summary: "not ready yet",
-      human_inputs: [],
-    },
-    usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0, tokens: 0, tool_calls: 0, ms: 0, cost_usd: 0 },
-    status: "running",
-    agent: "simulated",
-  };
+  const s = newSession(spec.query, id, now(), { agent: "simulated" });
   rec.startSession(s);
 
   const llm = (role: string, value: unknown) => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AgentSession, StoreError } from "../../core/index.js";
+import { AgentSession, StoreError, newSession } from "../../core/index.js";
 import { SCHEMA_VERSION, SessionStore } from "../index.js";
 import { simulateSession } from "./simulate.js";
 
@@ -170,32 +170,7 @@ describe("SessionStore", () => {
     const at = (seconds: number) =>
       new Date(Date.parse("2025-03-01T10:00:00Z") + seconds * 1000).toISOString();
 
-    const session = (): AgentSession => ({
-      $schemaVersion: 1,
-      session_id: "w1",
-      original_query: "count the apples",
-      created_at: at(0),
-      snapshots: [],
-      plan_versions: [],
-      steps: [],
-      state: {
-        original_goal_achieved: false,
-        final_answer: null,
-        confidence: 0,
-        solution_summary: "not ready yet",
-        human_inputs: [],
-      },
-      usage: {
-        llm_calls: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        tokens: 0,
-        tool_calls: 0,
-        ms: 0,
-        cost_usd: 0,
-      },
-      status: "running",
-    });
+    const session = () => newSession("count the apples", "w1", at(0));
     const snapshot = (index: number, requirement: string, summary: string) => ({
       index,
       snapshot_type: "step_result" as const,
