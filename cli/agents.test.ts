@@ -3,44 +3,17 @@
  * model, the real math server and a real store; then `pda show` (the agent tree), `pda agents`,
  * `pda agents stats`, and the configuration errors a team profile can have.
  */
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { robotTeamScript, type Obj } from "../agent/tests/robot-script.js";
+import { distPath } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
+import { cliFolder, snap, type CliFolder } from "./harness.js";
 
-const ROOT = join(import.meta.dirname, "..");
-const MAIN = join(ROOT, "dist", "main.js");
+let cli: CliFolder;
 
-let dir: string;
-const cfg = () => join(dir, "config");
-
-function pda(args: string[], config = cfg()): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, "--config", config, "--db", join(dir, "pda.db"), ...args],
-      { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1" }, timeout: 60_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-const snap = (achieved: boolean, summary = "not ready yet") => ({
-  entities: [],
-  result_requirement: "the two numbers",
-  original_goal_achieved: achieved,
-  reasoning: achieved ? "both computed" : "not yet",
-  local_goal_achieved: achieved,
-  local_reasoning: "-",
-  last_tooluse_summary: "none",
-  solution_summary: summary,
-  confidence: 0.8,
-});
 const step = (code: string) => ({
   plan_text: ["Step 0: do it"],
   step_index: 0,
@@ -50,17 +23,8 @@ const step = (code: string) => ({
 });
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "pda-cli-agents-"));
-  const c = cfg();
-  mkdirSync(c);
-  writeFileSync(
-    join(c, "mcp_server_config.yaml"),
-    stringify({
-      servers: [
-        { id: "math", command: process.execPath, args: [join(ROOT, "dist/mcp_servers/math/server.js")] },
-      ],
-    }),
-  );
+  cli = cliFolder("pda-cli-agents-");
+  const c = cli.config;
   writeFileSync(
     join(c, "profiles.yaml"),
     stringify({
@@ -87,7 +51,7 @@ beforeAll(() => {
   const report = (what: string, value: string) =>
     `await agent.report({success: true, error_code: "NONE", reason: "${what}", result: ${value}});`;
   writeFileSync(
-    join(dir, "script.yaml"),
+    join(cli.dir, "script.yaml"),
     stringify({
       perception: [snap(false), snap(true, "5 and 42")],
       decision: [
@@ -102,18 +66,18 @@ beforeAll(() => {
     }),
   );
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => cli.close());
 
 describe("agent teams at the command line", () => {
   let sessionId: string;
 
   it("pda run --profile <team>: the trace shows each sub-agent's call, its own steps and its report", async () => {
-    const r = await pda([
+    const r = await cli.pda([
       "run",
       "--profile",
       "team",
       "--model",
-      `scripted:${join(dir, "script.yaml")}`,
+      `scripted:${join(cli.dir, "script.yaml")}`,
       "2+3 and 6*7?",
     ]);
     expect(r.stderr).toBe("");
@@ -128,23 +92,25 @@ describe("agent teams at the command line", () => {
   });
 
   it("pda show renders the tree of agent sessions with their reports", async () => {
-    const r = await pda(["show", sessionId]);
+    const r = await cli.pda(["show", sessionId]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/agents boss · 2 sub-agent calls/);
     expect(r.stdout).toMatch(/[├└]─ adder \w{8} succeeded NONE added {2}1 tool calls · 2 model calls/);
     expect(r.stdout).toMatch(/[├└]─ multiplier \w{8} succeeded NONE multiplied/);
     expect(r.stdout).toMatch(/task: add 2 and 3/);
-    const json = JSON.parse((await pda(["show", sessionId, "--json"])).stdout) as { agent_calls: unknown[] };
+    const json = JSON.parse((await cli.pda(["show", sessionId, "--json"])).stdout) as {
+      agent_calls: unknown[];
+    };
     expect(json.agent_calls).toHaveLength(2);
   });
 
   it("pda agents lists the agents with their contracts and last outcome; pda agents stats counts tools per agent", async () => {
-    const list = JSON.parse((await pda(["agents", "--json"])).stdout) as Array<Record<string, unknown>>;
+    const list = JSON.parse((await cli.pda(["agents", "--json"])).stdout) as Array<Record<string, unknown>>;
     const adder = list.find((a) => a.name === "adder")!;
     expect(adder).toMatchObject({ tools: ["math.add"], error_codes: ["NONE", "ADD_FAILED", "UNKNOWN"] });
     expect(adder.last).toMatchObject({ agent: "adder", status: "succeeded", parent_session_id: sessionId });
     expect(list.find((a) => a.name === "typo")!.last).toBeNull();
-    const stats = JSON.parse((await pda(["agents", "stats", "--json"])).stdout) as Array<
+    const stats = JSON.parse((await cli.pda(["agents", "stats", "--json"])).stdout) as Array<
       Record<string, unknown>
     >;
     expect(stats.map((s) => [s.agent, `${s.server}.${s.tool}`, s.calls, s.ok])).toEqual([
@@ -154,24 +120,24 @@ describe("agent teams at the command line", () => {
   });
 
   it("a profile naming an unknown agent, or an agent whose tool pattern matches nothing, is a config error (exit 2)", async () => {
-    const unknown = await pda([
+    const unknown = await cli.pda([
       "run",
       "--profile",
       "broken",
       "--model",
-      `scripted:${join(dir, "script.yaml")}`,
+      `scripted:${join(cli.dir, "script.yaml")}`,
       "hi",
     ]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(
       /profile "broken": agent "nobody" is not in .*agents\.yaml \(agents: boss, adder, multiplier, typo\)/,
     );
-    const typo = await pda([
+    const typo = await cli.pda([
       "run",
       "--profile",
       "typo",
       "--model",
-      `scripted:${join(dir, "script.yaml")}`,
+      `scripted:${join(cli.dir, "script.yaml")}`,
       "hi",
     ]);
     expect(typo.code).toBe(2);
@@ -184,10 +150,10 @@ describe("agent teams at the command line", () => {
 describe("the shipped robot-team profile at the command line", () => {
   it("pda run --profile robot-team completes put_block_in_target; pda show renders approach → pick → approach → place", async () => {
     // Only the robot server; profiles.yaml and agents.yaml come from the bundled config.
-    const config = join(dir, "robot-config");
+    const config = join(cli.dir, "robot-config");
     mkdirSync(config);
-    const server = join(ROOT, "dist/mcp_servers/robot/server.js");
-    const episodes = join(dir, "episodes.jsonl");
+    const server = distPath("mcp_servers/robot/server.js");
+    const episodes = join(cli.dir, "episodes.jsonl");
     writeFileSync(
       join(config, "mcp_server_config.yaml"),
       stringify({
@@ -205,10 +171,10 @@ describe("the shipped robot-team profile at the command line", () => {
       await hub.close();
     }
     const block = reset.observation.objects.find((o) => o.name === reset.goal.block)!;
-    const script = join(dir, "robot-script.yaml");
+    const script = join(cli.dir, "robot-script.yaml");
     writeFileSync(script, stringify(robotTeamScript(block, { task: "put_block_in_target", seed: 4 })));
 
-    const r = await pda(
+    const r = await cli.pda(
       [
         "run",
         "--profile",
@@ -229,7 +195,7 @@ describe("the shipped robot-team profile at the command line", () => {
     expect(record).toMatchObject({ task: "put_block_in_target", seed: 4, success: true, finished: true });
 
     const id = /^session (\S+)/m.exec(r.stdout)![1]!;
-    const show = await pda(["show", id], config);
+    const show = await cli.pda(["show", id], config);
     expect(show.code).toBe(0);
     const tree = show.stdout.slice(show.stdout.indexOf("agents orchestrator"));
     expect(tree).toMatch(/^agents orchestrator · 4 sub-agent calls/);

@@ -3,42 +3,14 @@
  * a real store): what sub-agents spend in `pda run --json` and `pda show`, a parent whose budget its
  * sub-agents spent, and `pda replay` of a team session — the tree rebuilt, differences reported per session.
  */
-import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { cliFolder, snap, type CliFolder } from "./harness.js";
 
-const ROOT = join(import.meta.dirname, "..");
-const MAIN = join(ROOT, "dist", "main.js");
+let cli: CliFolder;
 
-let dir: string;
-const cfg = () => join(dir, "config");
-
-function pda(args: string[], config = cfg()): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN, "--config", config, "--db", join(dir, "pda.db"), ...args],
-      { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1" }, timeout: 60_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-const snap = (achieved: boolean, summary = "not ready yet") => ({
-  entities: [],
-  result_requirement: "the two numbers",
-  original_goal_achieved: achieved,
-  reasoning: achieved ? "both computed" : "not yet",
-  local_goal_achieved: achieved,
-  local_reasoning: "-",
-  last_tooluse_summary: "none",
-  solution_summary: summary,
-  confidence: 0.8,
-});
 const plan = { plan_text: ["Step 0: do it"], step_index: 0, description: "do it", type: "CODE" };
 const report = (value: string) =>
   `await agent.report({success: true, error_code: "NONE", reason: "done", result: ${value}});`;
@@ -53,17 +25,8 @@ const agents = (adderTools: string[]) =>
   });
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "pda-cli-replay-"));
-  const c = cfg();
-  mkdirSync(c);
-  writeFileSync(
-    join(c, "mcp_server_config.yaml"),
-    stringify({
-      servers: [
-        { id: "math", command: process.execPath, args: [join(ROOT, "dist/mcp_servers/math/server.js")] },
-      ],
-    }),
-  );
+  cli = cliFolder("pda-cli-replay-");
+  const c = cli.config;
   writeFileSync(
     join(c, "profiles.yaml"),
     stringify({
@@ -78,10 +41,10 @@ beforeAll(() => {
   );
   writeFileSync(join(c, "agents.yaml"), agents(["math.add"]));
   // The same, but adder may no longer add: a replay under it differs in adder's session.
-  cpSync(c, join(dir, "changed"), { recursive: true });
-  writeFileSync(join(dir, "changed", "agents.yaml"), agents(["math.subtract"]));
+  cpSync(c, join(cli.dir, "changed"), { recursive: true });
+  writeFileSync(join(cli.dir, "changed", "agents.yaml"), agents(["math.subtract"]));
   writeFileSync(
-    join(dir, "script.yaml"),
+    join(cli.dir, "script.yaml"),
     stringify({
       perception: [snap(false), snap(true, "5 and 42")],
       decision: [
@@ -98,15 +61,15 @@ beforeAll(() => {
     }),
   );
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => cli.close());
 
 const run = (profile: string) =>
-  pda([
+  cli.pda([
     "run",
     "--profile",
     profile,
     "--model",
-    `scripted:${join(dir, "script.yaml")}`,
+    `scripted:${join(cli.dir, "script.yaml")}`,
     "2+3 and 6*7?",
     "--json",
   ]);
@@ -127,7 +90,7 @@ describe("a team session at the command line", () => {
   });
 
   it("pda show: the rolled-up figures under the session's own", async () => {
-    const r = await pda(["show", id]);
+    const r = await cli.pda(["show", id]);
     expect(r.code).toBe(0);
     const tokens = (summary.with_subagents as { tokens: number }).tokens;
     expect(r.stdout).toMatch(/· 3 model calls · 0 tool calls ·/);
@@ -147,7 +110,7 @@ describe("a team session at the command line", () => {
   });
 
   it("pda replay rebuilds the tree: each sub-agent session from its own logged outputs, all alike (exit 0)", async () => {
-    const r = await pda(["replay", id, "--profile", "team", "--json"]);
+    const r = await cli.pda(["replay", id, "--profile", "team", "--json"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, unknown> & {
@@ -166,11 +129,11 @@ describe("a team session at the command line", () => {
       ["pc", true, [], {}],
     ]);
     const replayedId = (out.replayed as { session_id: string }).session_id;
-    const tree = await pda(["show", replayedId]);
+    const tree = await cli.pda(["show", replayedId]);
     expect(tree.stdout).toMatch(/[├└]─ adder \w{8} succeeded NONE done/);
     expect(tree.stdout).toMatch(/[├└]─ pc \w{8} succeeded NONE done/);
 
-    const text = await pda(["replay", id, "--profile", "team"]);
+    const text = await cli.pda(["replay", id, "--profile", "team"]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/same final answer as /);
     expect(text.stdout).toMatch(/sub-agent adder logged \w{8} → replayed \w{8}: same answer, same steps/);
@@ -178,7 +141,7 @@ describe("a team session at the command line", () => {
   });
 
   it("pda replay reports differences per session: adder's step, and the caller's step that got its report (exit 1)", async () => {
-    const r = await pda(["replay", id, "--profile", "team", "--json"], join(dir, "changed"));
+    const r = await cli.pda(["replay", id, "--profile", "team", "--json"], join(cli.dir, "changed"));
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout) as {
       same_answer: boolean;
@@ -199,7 +162,7 @@ describe("a team session at the command line", () => {
     });
     expect(pc).toMatchObject({ agent: "pc", same_answer: true, differences: [] });
 
-    const text = await pda(["replay", id, "--profile", "team"], join(dir, "changed"));
+    const text = await cli.pda(["replay", id, "--profile", "team"], join(cli.dir, "changed"));
     expect(text.stdout).toMatch(
       /sub-agent adder logged \w{8} → replayed \w{8}: answer differs \(succeeded → failed\)/,
     );
@@ -210,26 +173,28 @@ describe("a team session at the command line", () => {
 
   it("pda replay picks the profile that runs the session's agent, and refuses one that cannot replay it (exit 2)", async () => {
     // Two profiles run boss: which one the session ran under is not logged.
-    const ambiguous = await pda(["replay", id]);
+    const ambiguous = await cli.pda(["replay", id]);
     expect(ambiguous.code).toBe(2);
     expect(ambiguous.stderr).toMatch(
       /was run by agent "boss"; name the profile it ran under with --profile \(profiles that run it: team, tight\)/,
     );
-    const wrong = await pda(["replay", id, "--profile", "default"]);
+    const wrong = await cli.pda(["replay", id, "--profile", "default"]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/was run by agent "boss", but profile "default" runs no agent team/);
 
     const child = (
-      JSON.parse((await pda(["show", id, "--json"])).stdout) as { agent_calls: Array<{ session_id: string }> }
+      JSON.parse((await cli.pda(["show", id, "--json"])).stdout) as {
+        agent_calls: Array<{ session_id: string }>;
+      }
     ).agent_calls[0]!.session_id;
-    const sub = await pda(["replay", child]);
+    const sub = await cli.pda(["replay", child]);
     expect(sub.code).toBe(2);
     expect(sub.stderr).toMatch(
       new RegExp(`is sub-agent \\w+'s session, called by ${id}; replay its caller's session`),
     );
 
     // One profile runs pc: its planner-coder session replays with no --profile.
-    const script = join(dir, "pc.yaml");
+    const script = join(cli.dir, "pc.yaml");
     writeFileSync(
       script,
       stringify({
@@ -238,10 +203,18 @@ describe("a team session at the command line", () => {
         coder: [{ code: "return await multiply(6, 7);" }],
       }),
     );
-    const pcRun = await pda(["run", "--profile", "pc", "--model", `scripted:${script}`, "6*7?", "--json"]);
+    const pcRun = await cli.pda([
+      "run",
+      "--profile",
+      "pc",
+      "--model",
+      `scripted:${script}`,
+      "6*7?",
+      "--json",
+    ]);
     expect(pcRun.code).toBe(0);
     const pcId = (JSON.parse(pcRun.stdout) as { session_id: string }).session_id;
-    const pcReplay = await pda(["replay", pcId, "--json"]);
+    const pcReplay = await cli.pda(["replay", pcId, "--json"]);
     expect(pcReplay.stderr).toBe("");
     expect(pcReplay.code).toBe(0);
     expect(JSON.parse(pcReplay.stdout)).toMatchObject({
