@@ -24,9 +24,8 @@ const step = (code: string) => ({
 
 beforeAll(() => {
   cli = cliFolder("pda-cli-agents-");
-  const c = cli.config;
   writeFileSync(
-    join(c, "profiles.yaml"),
+    join(cli.config, "profiles.yaml"),
     stringify({
       default: "default",
       profiles: {
@@ -38,7 +37,7 @@ beforeAll(() => {
     }),
   );
   writeFileSync(
-    join(c, "agents.yaml"),
+    join(cli.config, "agents.yaml"),
     stringify({
       agents: {
         boss: { description: "Delegates arithmetic.", subagents: ["adder", "multiplier"] },

@@ -26,9 +26,8 @@ const agents = (adderTools: string[]) =>
 
 beforeAll(() => {
   cli = cliFolder("pda-cli-replay-");
-  const c = cli.config;
   writeFileSync(
-    join(c, "profiles.yaml"),
+    join(cli.config, "profiles.yaml"),
     stringify({
       default: "default",
       profiles: {
@@ -39,9 +38,9 @@ beforeAll(() => {
       },
     }),
   );
-  writeFileSync(join(c, "agents.yaml"), agents(["math.add"]));
+  writeFileSync(join(cli.config, "agents.yaml"), agents(["math.add"]));
   // The same, but adder may no longer add: a replay under it differs in adder's session.
-  cpSync(c, join(cli.dir, "changed"), { recursive: true });
+  cpSync(cli.config, join(cli.dir, "changed"), { recursive: true });
   writeFileSync(join(cli.dir, "changed", "agents.yaml"), agents(["math.subtract"]));
   writeFileSync(
     join(cli.dir, "script.yaml"),
