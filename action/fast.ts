@@ -135,7 +135,7 @@ export class FastLane {
 
   /** `fn(id, ok, text)`, its result ignored; the exception it threw, if any (a handle the caller disposes). */
   callSettle(fn: QuickJSHandle, id: number, ok: number, text: string): QuickJSHandle | undefined {
-    // The string first: making it may grow the heap, which the number values do not mind.
+    // All values are made before call() takes its view of the heap: making one may grow it.
     const str = this.newString(text);
     const out = this.call(fn, [
       this.ffi.QTS_NewFloat64(this.ctx, id),
