@@ -10,7 +10,7 @@ import {
   type FakeGemini,
   type FakeGeminiHandler,
 } from "../testing/index.js";
-import { createProvider, type ProviderOptions } from "./index.js";
+import { createProvider, ModelOutputError, type ProviderOptions } from "./index.js";
 
 let fake: FakeGemini | undefined;
 afterEach(async () => {
@@ -200,6 +200,58 @@ describe("gemini provider", () => {
       "MODEL_TRUNCATED",
       "MODEL_BLOCKED",
     ]);
+  });
+
+  it("a cut-off or blocked reply was paid for: its tokens and their cost are on the error", async () => {
+    const partial = '{"entities": ["32", "5"], "reasoning": "the sum is';
+    const replies = [
+      { text: partial, finishReason: "MAX_TOKENS", usage: { input: 400, output: 8000, thoughts: 192 } },
+      { text: "", finishReason: "SAFETY", usage: { input: 300, output: 12 } },
+      { blocked: "PROHIBITED_CONTENT", usage: { input: 250, output: 0 } },
+    ];
+    const { fake, provider } = await setup((req) => replies[req.n - 1]!, {
+      costs: { "gemini-test-flash": { input_per_mtok: 1, output_per_mtok: 10 } },
+    });
+    const errors: ModelOutputError[] = [];
+    for (let i = 0; i < replies.length; i++) {
+      const e = await rejection(provider.generate(perceive));
+      expect(e).toBeInstanceOf(ModelOutputError);
+      errors.push(e as ModelOutputError);
+    }
+    expect(errors.map((e) => [e.code, e.usage, e.attempts, e.raw])).toEqual([
+      ["MODEL_TRUNCATED", { input_tokens: 400, output_tokens: 8192 }, 1, partial],
+      ["MODEL_BLOCKED", { input_tokens: 300, output_tokens: 12 }, 1, ""],
+      ["MODEL_BLOCKED", { input_tokens: 250, output_tokens: 0 }, 1, ""],
+    ]);
+    expect(errors.map((e) => e.cost_usd)).toEqual([
+      (400 + 8192 * 10) / 1e6,
+      (300 + 12 * 10) / 1e6,
+      250 / 1e6,
+    ]);
+    // Not retried, and no repair round: the same prompt would be cut off or blocked again.
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it("a repair call cut off keeps the first call's tokens: both are on the error", async () => {
+    const script = scriptedGeminiHandler({
+      perception: [
+        { json: { entities: "not a list" }, usage: { input: 100, output: 20 } },
+        { text: '{"entities": [', finishReason: "MAX_TOKENS", usage: { input: 150, output: 500 } },
+      ],
+    });
+    const { provider } = await setup(script.handler, {
+      costs: { "gemini-test-flash": { input_per_mtok: 1, output_per_mtok: 10 } },
+    });
+    const e = await rejection(provider.generate(perceive));
+    expect(e).toBeInstanceOf(ModelOutputError);
+    expect(e).toMatchObject({
+      code: "MODEL_TRUNCATED",
+      usage: { input_tokens: 250, output_tokens: 520 },
+      attempts: 2,
+      raw: '{"entities": [',
+    });
+    expect((e as ModelOutputError).cost_usd).toBeCloseTo((250 + 520 * 10) / 1e6, 12);
+    expect(script.unconsumed()).toEqual({});
   });
 
   it("times out a call that does not answer in time", async () => {

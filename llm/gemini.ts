@@ -13,7 +13,7 @@ import {
   withTimeout,
   type RetryPolicy,
 } from "./retry.js";
-import type { Transport } from "./structured.js";
+import { ModelOutputError, type Transport } from "./structured.js";
 import type { RawCompletion, RawTurn } from "./types.js";
 
 /** The current Flash model; an alias Google keeps pointing at the newest stable Flash. */
@@ -100,7 +100,10 @@ export class GeminiTransport implements Transport {
   }
 }
 
-/** Text and usage from a response, or the typed error for a blocked, empty or cut-off one. */
+/**
+ * Text and usage from a response, or the typed error for a blocked, empty or cut-off one: a ModelOutputError
+ * carrying the reply's usage and text, since the tokens are billed all the same.
+ */
 export function readResponse(res: GenerateContentResponse, model: string): RawCompletion {
   const meta = res.usageMetadata;
   const usage = {
@@ -108,33 +111,32 @@ export function readResponse(res: GenerateContentResponse, model: string): RawCo
     // Thinking tokens are billed as output.
     output_tokens: (meta?.candidatesTokenCount ?? 0) + (meta?.thoughtsTokenCount ?? 0),
   };
-  const block = res.promptFeedback?.blockReason;
-  if (block) {
-    const why = res.promptFeedback?.blockReasonMessage;
-    throw new ModelError(
-      "MODEL_BLOCKED",
-      `gemini:${model} blocked the prompt (${block}${why ? `: ${why}` : ""})`,
-    );
-  }
   const cand = res.candidates?.[0];
-  if (!cand) throw new ModelError("MODEL_EMPTY", `gemini:${model} returned no candidates`);
-  const text = (cand.content?.parts ?? [])
+  const text = (cand?.content?.parts ?? [])
     .filter((p) => typeof p.text === "string" && !p.thought)
     .map((p) => p.text)
     .join("");
+  const fail = (code: string, message: string) =>
+    new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
+  const block = res.promptFeedback?.blockReason;
+  if (block) {
+    const why = res.promptFeedback?.blockReasonMessage;
+    throw fail("MODEL_BLOCKED", `gemini:${model} blocked the prompt (${block}${why ? `: ${why}` : ""})`);
+  }
+  if (!cand) throw fail("MODEL_EMPTY", `gemini:${model} returned no candidates`);
   const finish = cand.finishReason ?? "STOP";
   if (finish === "MAX_TOKENS") {
-    throw new ModelError(
+    throw fail(
       "MODEL_TRUNCATED",
       `gemini:${model} hit its output token limit (finishReason MAX_TOKENS after ${usage.output_tokens} tokens); ` +
         `raise max_output_tokens in models.yaml`,
     );
   }
   if (["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"].includes(finish)) {
-    throw new ModelError("MODEL_BLOCKED", `gemini:${model} stopped its answer (finishReason ${finish})`);
+    throw fail("MODEL_BLOCKED", `gemini:${model} stopped its answer (finishReason ${finish})`);
   }
   if (!text.trim()) {
-    throw new ModelError("MODEL_EMPTY", `gemini:${model} returned an empty answer (finishReason ${finish})`);
+    throw fail("MODEL_EMPTY", `gemini:${model} returned an empty answer (finishReason ${finish})`);
   }
   return { text, usage };
 }

@@ -17,7 +17,14 @@ import {
   PerceptionSnapshot,
   modelJsonSchema,
 } from "../core/index.js";
-import { LlamaTransport, StructuredProvider, createModels, createProvider, grammarSchema } from "./index.js";
+import {
+  LlamaTransport,
+  ModelOutputError,
+  StructuredProvider,
+  createModels,
+  createProvider,
+  grammarSchema,
+} from "./index.js";
 
 const FIXTURE = resolve(PACKAGE_ROOT, "../shared/fixtures/models/stories260K.gguf");
 const HAVE = existsSync(FIXTURE);
@@ -100,15 +107,21 @@ describe.skipIf(!HAVE)(NAME, () => {
 
   it("reports MAX tokens as MODEL_TRUNCATED", async () => {
     const p = new StructuredProvider(transport, { call: { max_output_tokens: 8 } });
-    await expect(
-      p.generate({
+    const e = await p
+      .generate({
         role: "perception",
         system: "s",
         prompt: "p",
         schema: PerceptionSnapshot,
         schemaName: "P",
-      }),
-    ).rejects.toMatchObject({ code: "MODEL_TRUNCATED" });
+      })
+      .catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "MODEL_TRUNCATED", attempts: 1 });
+    // The cut-off reply's tokens were spent all the same (counted by re-tokenizing its text, so up to the limit).
+    const { usage } = e as ModelOutputError;
+    expect(usage.input_tokens).toBeGreaterThan(0);
+    expect(usage.output_tokens).toBeGreaterThan(0);
+    expect(usage.output_tokens).toBeLessThanOrEqual(8);
   });
 
   it("names a missing model file", async () => {

@@ -10,7 +10,7 @@ import type { Llama, LlamaContext, LlamaModel, LlamaGrammar } from "node-llama-c
 import { ModelError } from "../core/index.js";
 import { ensureModelFile, hfSpec, type DownloadOptions, type ModelFileSpec } from "./download.js";
 import { withTimeout } from "./retry.js";
-import type { Transport } from "./structured.js";
+import { ModelOutputError, type Transport } from "./structured.js";
 import type { RawCompletion, RawTurn } from "./types.js";
 
 export interface LlamaOptions {
@@ -86,9 +86,10 @@ export class LlamaTransport implements Transport {
         output_tokens: model.tokenize(meta.responseText).length,
       };
       if (meta.stopReason === "maxTokens") {
-        throw new ModelError(
+        throw new ModelOutputError(
           "MODEL_TRUNCATED",
           `llama:${this.model} hit its output token limit (${maxTokens}); raise max_output_tokens in models.yaml`,
+          { raw: meta.responseText, usage, attempts: 1 },
         );
       }
       return { text: meta.responseText, usage };

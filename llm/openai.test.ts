@@ -8,7 +8,7 @@ import {
   type FakeOpenAI,
   type FakeOpenAIHandler,
 } from "../testing/index.js";
-import { createProvider, type ProviderOptions } from "./index.js";
+import { createProvider, ModelOutputError, type ProviderOptions } from "./index.js";
 
 let fake: FakeOpenAI | undefined;
 afterEach(async () => {
@@ -116,6 +116,44 @@ describe("openai-compatible provider", () => {
     }
     expect(codes).toEqual(["MODEL_TRUNCATED", "MODEL_BLOCKED", "MODEL_EMPTY"]);
     expect((await provider.generate(perceive)).attempts).toBe(1);
+  });
+
+  it("a cut-off or filtered reply was paid for: its tokens and their cost are on the error", async () => {
+    const partial = '{"entities": ["2", "2"], "reasoning": "adding';
+    const replies = [
+      { text: partial, finishReason: "length", usage: { input: 90, output: 4096 } },
+      { text: "", finishReason: "content_filter", usage: { input: 80, output: 7 } },
+    ];
+    const { fake, provider } = await setup((req) => replies[req.n - 1]!, {
+      costs: { "qwen2.5:0.5b": { input_per_mtok: 2, output_per_mtok: 8 } },
+    });
+    const errors: unknown[] = [];
+    for (let i = 0; i < replies.length; i++) errors.push(await provider.generate(perceive).catch((x) => x));
+    expect(errors.every((e) => e instanceof ModelOutputError)).toBe(true);
+    expect(
+      (errors as ModelOutputError[]).map((e) => [e.code, e.usage, e.attempts, e.raw, e.cost_usd]),
+    ).toEqual([
+      ["MODEL_TRUNCATED", { input_tokens: 90, output_tokens: 4096 }, 1, partial, (90 * 2 + 4096 * 8) / 1e6],
+      ["MODEL_BLOCKED", { input_tokens: 80, output_tokens: 7 }, 1, "", (80 * 2 + 7 * 8) / 1e6],
+    ]);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("a repair call cut off keeps the first call's tokens: both are on the error", async () => {
+    const replies = [
+      { json: { entities: "not a list" }, usage: { input: 60, output: 15 } },
+      { text: '{"entities": [', finishReason: "length", usage: { input: 75, output: 300 } },
+    ];
+    const { provider } = await setup((req) => replies[req.n - 1]!);
+    const e = await provider.generate(perceive).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ModelOutputError);
+    expect(e).toMatchObject({
+      code: "MODEL_TRUNCATED",
+      usage: { input_tokens: 135, output_tokens: 315 },
+      attempts: 2,
+    });
+    // No price for this model: no cost, rather than a made-up zero.
+    expect((e as ModelOutputError).cost_usd).toBeUndefined();
   });
 
   it("reports a 401 as MODEL_NO_KEY and an unreachable server as MODEL_UNREACHABLE (exit 3)", async () => {

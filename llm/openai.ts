@@ -5,7 +5,7 @@
  */
 import { ModelError, systemClock, type Clock } from "../core/index.js";
 import { DEFAULT_RETRY, TransientModelError, withRetry, withTimeout, type RetryPolicy } from "./retry.js";
-import type { Transport } from "./structured.js";
+import { ModelOutputError, type Transport } from "./structured.js";
 import type { RawCompletion, RawTurn } from "./types.js";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -176,29 +176,30 @@ export class OpenAITransport implements Transport {
     return id;
   }
 
+  /** Text and usage from a reply; a cut-off, refused or empty one is a ModelOutputError carrying its usage. */
   private read(body: ChatCompletion): RawCompletion {
     const usage = {
       input_tokens: body.usage?.prompt_tokens ?? 0,
       output_tokens: body.usage?.completion_tokens ?? 0,
     };
     const choice = body.choices?.[0];
+    const text = choice?.message?.content ?? "";
     const where = `openai:${this.model}`;
-    if (!choice) throw new ModelError("MODEL_EMPTY", `${where} returned no choices`);
-    if (choice.message?.refusal) {
-      throw new ModelError("MODEL_BLOCKED", `${where} refused: ${choice.message.refusal}`);
-    }
+    const fail = (code: string, message: string) =>
+      new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
+    if (!choice) throw fail("MODEL_EMPTY", `${where} returned no choices`);
+    if (choice.message?.refusal) throw fail("MODEL_BLOCKED", `${where} refused: ${choice.message.refusal}`);
     if (choice.finish_reason === "length") {
-      throw new ModelError(
+      throw fail(
         "MODEL_TRUNCATED",
         `${where} hit its output token limit (finish_reason length after ${usage.output_tokens} tokens); ` +
           `raise max_output_tokens in models.yaml`,
       );
     }
     if (choice.finish_reason === "content_filter") {
-      throw new ModelError("MODEL_BLOCKED", `${where} stopped its answer (finish_reason content_filter)`);
+      throw fail("MODEL_BLOCKED", `${where} stopped its answer (finish_reason content_filter)`);
     }
-    const text = choice.message?.content ?? "";
-    if (!text.trim()) throw new ModelError("MODEL_EMPTY", `${where} returned an empty answer`);
+    if (!text.trim()) throw fail("MODEL_EMPTY", `${where} returned an empty answer`);
     return { text, usage };
   }
 

@@ -45,8 +45,10 @@ const FAILURE_CODE: Record<ParseFailureKind, string> = {
 };
 
 /**
- * The model answered, but not with a valid value even after the repair round. Carries what the session log
- * and the budgets need: the last raw reply, the tokens spent, their cost and the calls made.
+ * The model answered, but not with a usable value: invalid even after the repair round, or cut off, blocked or
+ * empty (a transport throws those for its one call; no repair is tried). Every such reply was paid for, so it
+ * carries what the session log and the budgets need: the last raw reply, the tokens spent, their cost and the
+ * calls made.
  */
 export class ModelOutputError extends ModelError {
   readonly raw: string;
@@ -97,22 +99,34 @@ export class StructuredProvider implements ModelProvider {
     const usage: Usage = { input_tokens: 0, output_tokens: 0 };
     let retries = 0;
     let prompt = request.prompt;
+    // Looked up when needed: the model may be learned on the first call.
+    const cost = () => {
+      const price = this.costs[this.model];
+      return price ? { cost_usd: costOf(usage, price) } : {};
+    };
     for (let attempt = 1; ; attempt++) {
-      const reply = await this.transport.complete({
-        role: request.role,
-        system: request.system,
-        prompt,
-        jsonSchema,
-        schemaName: request.schemaName,
-        signal: request.signal,
-        call: this.call,
-      });
+      let reply: RawCompletion;
+      try {
+        reply = await this.transport.complete({
+          role: request.role,
+          system: request.system,
+          prompt,
+          jsonSchema,
+          schemaName: request.schemaName,
+          signal: request.signal,
+          call: this.call,
+        });
+      } catch (e) {
+        if (!(e instanceof ModelOutputError)) throw e;
+        // A reply cut off or blocked was paid for, and so were the attempts before it.
+        usage.input_tokens += e.usage.input_tokens;
+        usage.output_tokens += e.usage.output_tokens;
+        throw new ModelOutputError(e.code, e.message, { raw: e.raw, usage, attempts: attempt, ...cost() });
+      }
       usage.input_tokens += reply.usage.input_tokens;
       usage.output_tokens += reply.usage.output_tokens;
       retries += reply.retries ?? 0;
       const parsed = parseModelOutput(reply.text, request.schema, request.schemaName);
-      const price = this.costs[this.model];
-      const cost = price ? { cost_usd: costOf(usage, price) } : {};
       if (parsed.ok) {
         return {
           value: parsed.value,
@@ -123,7 +137,7 @@ export class StructuredProvider implements ModelProvider {
           provider: this.provider,
           model: this.model,
           retries,
-          ...cost,
+          ...cost(),
         };
       }
       if (attempt > this.repairRounds) {
@@ -131,7 +145,7 @@ export class StructuredProvider implements ModelProvider {
           FAILURE_CODE[parsed.kind],
           `${this.provider}:${this.model} gave no valid ${request.schemaName} for ${request.role} after ` +
             `${attempt} call${attempt > 1 ? "s" : ""}: ${parsed.message}`,
-          { raw: reply.text, usage, attempts: attempt, ...cost },
+          { raw: reply.text, usage, attempts: attempt, ...cost() },
         );
       }
       prompt = repairPrompt(request.prompt, reply.text, parsed.message, request.schemaName);

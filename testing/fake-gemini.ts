@@ -45,8 +45,8 @@ export type FakeGeminiReply = { delayMs?: number } & (
   | { text: string; usage?: FakeUsage; finishReason?: string }
   /** An API error with the real error envelope; `retryDelay` ("38s") adds a google.rpc.RetryInfo detail. */
   | { status: number; message?: string; retryDelay?: string; body?: unknown }
-  /** The prompt blocked: no candidates, promptFeedback.blockReason. */
-  | { blocked: string }
+  /** The prompt blocked: no candidates, promptFeedback.blockReason (the prompt's tokens still counted). */
+  | { blocked: string; usage?: FakeUsage }
   /** A candidate with no parts (finishReason STOP), or `candidates: []` when `noCandidates`. */
   | { empty: true; noCandidates?: boolean }
   /** A raw HTTP answer, for shapes none of the above covers. */
@@ -208,7 +208,7 @@ function write(res: ServerResponse, req: FakeGeminiRequest, reply: FakeGeminiRep
   if ("blocked" in reply) {
     return send(res, 200, {
       promptFeedback: { blockReason: reply.blocked },
-      usageMetadata: usageMetadata(undefined, ""),
+      usageMetadata: usageMetadata(reply.usage, ""),
       ...envelope,
     });
   }
