@@ -30,6 +30,7 @@ const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 19) : "—");
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const usd = (n: number) => `$${n.toFixed(6)}`;
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`);
 };
@@ -175,9 +176,10 @@ function eventLines(e: TimelineEvent, verbose: boolean): string[] {
       const c = e.call;
       const fail = c.ok ? "" : chalk.red(` failed: ${clip(oneLine(c.error ?? ""), 160)}`);
       const tries = c.attempts > 1 ? ` · ${c.attempts} attempts` : "";
+      const cost = c.cost_usd === undefined ? "" : ` · ${usd(c.cost_usd)}`;
       return [
         chalk.dim(
-          `  model ${c.role} ${c.provider}/${c.model} · ${c.input_tokens}→${c.output_tokens} tok · ${Math.round(c.latency_ms)} ms${tries}`,
+          `  model ${c.role} ${c.provider}/${c.model} · ${c.input_tokens}→${c.output_tokens} tok${cost} · ${Math.round(c.latency_ms)} ms${tries}`,
         ) + fail,
       ];
     }
@@ -200,7 +202,8 @@ export function renderTimeline(t: Timeline, verbose = false, withSubagents = "")
     `${chalk.bold(`session ${s.session_id}`)}  ${status(s.status)}${s.agent ? chalk.dim(`  agent ${s.agent}`) : ""}`,
     chalk.dim(
       `started ${when(s.created_at)} · ended ${when(s.finished_at)} · ${secs(u.ms)} · ${u.llm_calls} model calls · ` +
-        `${u.tool_calls} tool calls · ${u.tokens} tokens (${u.input_tokens} in, ${u.output_tokens} out)`,
+        `${u.tool_calls} tool calls · ${u.tokens} tokens (${u.input_tokens} in, ${u.output_tokens} out)` +
+        (u.cost_usd > 0 ? ` · ${usd(u.cost_usd)}` : ""),
     ),
     ...(withSubagents ? [chalk.dim(withSubagents)] : []),
     `${chalk.bold("query")}  ${s.original_query}`,

@@ -250,6 +250,12 @@ BEGIN
   VALUES (new.seq, new.original_query, new.result_requirement, new.solution_summary, new.final_answer);
 END;`,
   },
+  {
+    version: 7,
+    name: "cost of each model call",
+    // NULL for calls logged before costs were kept, and for models without a price.
+    sql: `ALTER TABLE llm_calls ADD COLUMN cost_usd REAL;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

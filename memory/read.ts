@@ -133,9 +133,10 @@ function parseRecord<T>(
 
 /** Usage as far as the logged calls tell it, for sessions whose writer did not finish them. */
 function loggedUsage(db: Database.Database, row: SessionRow): Usage {
-  const llm = stmt<{ n: number; inp: number | null; out: number | null }>(
+  const llm = stmt<{ n: number; inp: number | null; out: number | null; cost: number | null }>(
     db,
-    "SELECT count(*) AS n, sum(input_tokens) AS inp, sum(output_tokens) AS out FROM llm_calls WHERE session_id = ?",
+    `SELECT count(*) AS n, sum(input_tokens) AS inp, sum(output_tokens) AS out, sum(cost_usd) AS cost
+      FROM llm_calls WHERE session_id = ?`,
   ).get(row.id)!;
   const tools = stmt<{ n: number }>(db, "SELECT count(*) AS n FROM tool_calls WHERE session_id = ?").get(
     row.id,
@@ -148,8 +149,7 @@ function loggedUsage(db: Database.Database, row: SessionRow): Usage {
     output_tokens: out,
     tokens: inp + out,
     tool_calls: tools.n,
-    // The cost of a session still running is only known from its JSON, written when it ends.
-    cost_usd: 0,
+    cost_usd: llm.cost ?? 0,
     ms: Math.max(0, Date.parse(lastWriteAt(db, row)) - Date.parse(row.created_at)),
   };
 }
@@ -417,6 +417,7 @@ interface LlmDbRow {
   output_tokens: number;
   latency_ms: number;
   attempts: number;
+  cost_usd: number | null;
   prompt: string;
   prompt_bytes: number;
   raw_response: string;
@@ -441,6 +442,7 @@ function llmSummary(r: LlmDbRow): LlmCallSummary {
     prompt_bytes: r.prompt_bytes,
     raw_response_bytes: r.raw_response_bytes,
   };
+  if (r.cost_usd !== null) out.cost_usd = r.cost_usd;
   if (r.error !== null) out.error = r.error;
   return out;
 }
@@ -464,6 +466,7 @@ export function llmCalls(db: Database.Database, idOrPrefix: string): LlmCallReco
         raw_response: r.raw_response,
         started_at: r.started_at,
       };
+      if (r.cost_usd !== null) rec.cost_usd = r.cost_usd;
       if (r.value_json !== null) rec.value = JSON.parse(r.value_json);
       if (r.error !== null) rec.error = r.error;
       return rec;

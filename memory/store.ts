@@ -187,8 +187,9 @@ export class SessionStore implements SessionRecorder {
       stmt(
         this.db,
         `INSERT INTO llm_calls (session_id, role, provider, model, ok, input_tokens, output_tokens, latency_ms,
-          attempts, prompt, prompt_bytes, raw_response, raw_response_bytes, value_json, error, started_at, ord)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          attempts, cost_usd, prompt, prompt_bytes, raw_response, raw_response_bytes, value_json, error, started_at,
+          ord)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         sessionId,
         this.clean.text(r.role),
@@ -199,6 +200,7 @@ export class SessionStore implements SessionRecorder {
         r.output_tokens,
         r.latency_ms,
         r.attempts,
+        r.cost_usd ?? null,
         this.clean.text(r.prompt),
         byteLength(r.prompt),
         this.clean.text(r.raw_response),

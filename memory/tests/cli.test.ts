@@ -50,6 +50,7 @@ beforeAll(() => {
     replanAfter: [0],
     failingTools: [1],
     humanAfter: 0,
+    price: { input_per_mtok: 1, output_per_mtok: 10 },
     now,
   });
   simulateSession(store, {
@@ -98,6 +99,14 @@ describe("pda sessions / show / export / memory", () => {
     ]) {
       expect(out).toContain(piece);
     }
+    // What each model call cost, and the session in all.
+    const costs = [...out.matchAll(/^ {2}model \w+ scripted\/sim-1 · (\d+)→(\d+) tok · \$(\d\.\d{6}) · /gm)];
+    expect(costs).toHaveLength(5);
+    for (const [, inp, outp, cost] of costs) expect(Number(cost)).toBeCloseTo((+inp! + 10 * +outp!) / 1e6, 6);
+    expect(out).toContain(
+      `tokens (${expected.usage.input_tokens} in, ${expected.usage.output_tokens} out) · $`,
+    );
+    expect(out).toContain(`$${expected.usage.cost_usd.toFixed(6)}`);
     // In the order it happened: the replan comes after step 0 and the human's answer.
     expect(out.indexOf("step 0")).toBeLessThan(out.indexOf("human (clarification)"));
     expect(out.indexOf("human (clarification)")).toBeLessThan(out.indexOf("plan v2"));

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MIGRATIONS, SCHEMA_VERSION, SessionStore } from "../index.js";
+import { migrate } from "../migrations.js";
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "store-v1.sql");
 
@@ -51,6 +52,38 @@ describe("migrations", () => {
 
       store.startBatchRun({ id: "after-upgrade" });
       expect(store.batchRun("after-upgrade").status).toBe("running");
+    } finally {
+      store.close();
+    }
+  });
+
+  it("upgrade a version-6 store: its model calls keep their figures, with no cost; new calls store theirs", () => {
+    // The fixture as the previous pda left it: every migration up to 6 applied.
+    const path = fixtureDb();
+    const old = new Database(path);
+    migrate(old, path, 6);
+    const columns = (db: Database.Database) =>
+      (db.pragma("table_info(llm_calls)") as Array<{ name: string }>).map((c) => c.name);
+    expect(columns(old)).not.toContain("cost_usd");
+    old.close();
+
+    const store = SessionStore.open(path);
+    try {
+      expect(store.db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+      expect(columns(store.db)).toContain("cost_usd");
+      const before = store.llmCalls("fixture-v1-succeeded");
+      expect(before.map((c) => [c.role, c.input_tokens, c.output_tokens, c.cost_usd])).toEqual([
+        ["perception", 100, 45, undefined],
+        ["decision", 101, 60, undefined],
+        ["perception", 102, 57, undefined],
+        ["decision", 103, 60, undefined],
+        ["perception", 104, 46, undefined],
+      ]);
+      store.recordLlmCall("fixture-v1-succeeded", { ...before[0]!, cost_usd: 0.000185, started_at: "later" });
+      expect(store.llmCalls("fixture-v1-succeeded").map((c) => c.cost_usd)).toEqual([
+        ...before.map(() => undefined),
+        0.000185,
+      ]);
     } finally {
       store.close();
     }

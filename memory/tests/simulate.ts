@@ -35,6 +35,8 @@ export interface SimSpec {
   status?: SessionStatus;
   statusReason?: string;
   finalAnswer?: string;
+  /** USD per million tokens in and out: each model call gets its cost, and the session's usage their sum. */
+  price?: { input_per_mtok: number; output_per_mtok: number };
   /** Do not call finishSession (a session cut short). */
   noFinish?: boolean;
   now?: () => string;
@@ -65,6 +67,11 @@ export function simulateSession(rec: SessionRecorder, spec: SimSpec): AgentSessi
       value,
       started_at: now(),
     };
+    if (spec.price) {
+      r.cost_usd =
+        (r.input_tokens * spec.price.input_per_mtok + r.output_tokens * spec.price.output_per_mtok) / 1e6;
+      s.usage.cost_usd += r.cost_usd;
+    }
     rec.recordLlmCall(id, r);
     s.usage.llm_calls += 1;
     s.usage.input_tokens += r.input_tokens;

@@ -92,6 +92,32 @@ describe("SessionStore", () => {
     expect(store.toolCalls({ tool: "multiply", limit: 1 })).toHaveLength(1);
   });
 
+  it("keeps each model call's cost: a session's calls add up to its usage.cost_usd, finished or not", () => {
+    const price = { input_per_mtok: 0.5, output_per_mtok: 3 };
+    const sum = (id: string) => store.llmCalls(id).reduce((n, c) => n + c.cost_usd!, 0);
+    const done = simulateSession(store, { id: "s-paid", query: "q", steps: 2, replanAfter: [0], price });
+    expect(store.llmCalls("s-paid").map((c) => c.cost_usd)).toEqual(
+      store.llmCalls("s-paid").map((c) => (c.input_tokens * 0.5 + c.output_tokens * 3) / 1e6),
+    );
+    expect(done.usage.cost_usd).toBeGreaterThan(0);
+    expect(sum("s-paid")).toBeCloseTo(store.getSession("s-paid").usage.cost_usd, 12);
+    expect(store.timeline("s-paid").usage.cost_usd).toBeCloseTo(done.usage.cost_usd, 12);
+    expect(
+      store
+        .timeline("s-paid")
+        .events.flatMap((e) => (e.kind === "llm" ? [e.call.cost_usd] : []))
+        .every((c) => c! > 0),
+    ).toBe(true);
+    // A session whose writer has not finished it: its cost so far is what its logged calls cost.
+    const open = simulateSession(store, { id: "s-paying", query: "q", steps: 2, noFinish: true, price });
+    expect(store.getSession("s-paying").usage.cost_usd).toBeCloseTo(open.usage.cost_usd, 12);
+    expect(store.timeline("s-paying").usage.cost_usd).toBeCloseTo(sum("s-paying"), 12);
+    // A model without a price has no cost rather than a made-up zero.
+    simulateSession(store, { id: "s-free", query: "q", steps: 1 });
+    expect(store.llmCalls("s-free").map((c) => c.cost_usd)).toEqual([undefined, undefined, undefined]);
+    expect(store.getSession("s-free").usage.cost_usd).toBe(0);
+  });
+
   it("accepts an unambiguous id prefix and names ambiguous or unknown ones", () => {
     simulateSession(store, { id: "abc-111", query: "one", steps: 1 });
     simulateSession(store, { id: "abc-222", query: "two", steps: 1 });

@@ -66,6 +66,7 @@ interface Call {
   input_tokens: number;
   output_tokens: number;
   attempts: number;
+  cost_usd: number | null;
   error: string | null;
 }
 
@@ -128,7 +129,7 @@ describe("pda run: replies cut off or blocked are paid for", () => {
     try {
       return db
         .prepare(
-          "SELECT role, ok, input_tokens, output_tokens, attempts, error FROM llm_calls WHERE session_id = ? ORDER BY id",
+          "SELECT role, ok, input_tokens, output_tokens, attempts, cost_usd, error FROM llm_calls WHERE session_id = ? ORDER BY id",
         )
         .all(sessionId) as Call[];
     } finally {
@@ -170,6 +171,11 @@ describe("pda run: replies cut off or blocked are paid for", () => {
     expect(summary.tokens).toBe(4500 + 130 + 260 + 130);
     // Priced by the bundled models.yaml (gemini-flash-latest: $0.5 in, $3 out per million tokens).
     expect(summary.cost_usd).toBeCloseTo((900 * 0.5 + 4120 * 3) / 1e6, 6);
+    // Each call's cost is stored with it, and the calls add up to the session's.
+    expect(calls.map((c) => c.cost_usd)).toEqual(
+      calls.map((c) => (c.input_tokens * 0.5 + c.output_tokens * 3) / 1e6),
+    );
+    expect(calls.reduce((n, c) => n + c.cost_usd!, 0)).toBeCloseTo(summary.cost_usd as number, 6);
   });
 
   it("Gemini MAX_TOKENS: the cut-off reply uses up the token budget", async () => {
@@ -222,9 +228,10 @@ describe("pda run: replies cut off or blocked are paid for", () => {
     expect(summary).toMatchObject({ status: "failed", llm_calls: 2, tokens: 130 + 940 });
     expect(summary.cost_usd).toBeCloseTo((1000 * 1 + 70 * 10) / 1e6, 6);
     expect(summary.status_reason).toMatch(/finish_reason content_filter/);
-    expect(llmCalls(summary.session_id).map((c) => [c.role, c.ok, c.input_tokens, c.output_tokens])).toEqual([
-      ["perception", 1, 100, 30],
-      ["decision", 0, 900, 40],
+    const calls = llmCalls(summary.session_id);
+    expect(calls.map((c) => [c.role, c.ok, c.input_tokens, c.output_tokens, c.cost_usd])).toEqual([
+      ["perception", 1, 100, 30, (100 + 300) / 1e6],
+      ["decision", 0, 900, 40, (900 + 400) / 1e6],
     ]);
   });
 });
