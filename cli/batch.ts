@@ -19,6 +19,7 @@ interface BatchCliOptions extends GlobalOptions {
   maxSteps?: string;
   maxLlmCalls?: string;
   maxTokens?: string;
+  maxCostUsd?: string;
   judge?: boolean;
   tolerance?: string;
   hil?: string;
@@ -33,6 +34,13 @@ export function parseDurationMs(text: string, what: string): number {
   const ms = Math.round(Number(m[1]) * unit);
   if (ms <= 0) throw new ConfigError(`${what} ${text}: must be more than zero`);
   return ms;
+}
+
+function positiveNumber(text: string | undefined, what: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${what} ${text}: expected a number > 0`);
+  return n;
 }
 
 function positiveInt(text: string | undefined, what: string): number | undefined {
@@ -58,6 +66,7 @@ export function registerBatch(program: Command) {
     .option("--max-steps <n>", "per-query step budget")
     .option("--max-llm-calls <n>", "per-query model-call budget")
     .option("--max-tokens <n>", "per-query token budget")
+    .option("--max-cost-usd <x>", "per-query cost budget in USD, priced from models.yaml costs")
     .option("--judge", "decide Correct with an LLM judge instead of exact / numeric matching")
     .option("--tolerance <x>", "relative tolerance of numeric matches", "1e-6")
     .option(
@@ -88,6 +97,7 @@ export function registerBatch(program: Command) {
           ...(o.maxSteps ? { max_steps: positiveInt(o.maxSteps, "--max-steps") } : {}),
           ...(o.maxLlmCalls ? { max_llm_calls: positiveInt(o.maxLlmCalls, "--max-llm-calls") } : {}),
           ...(o.maxTokens ? { max_tokens: positiveInt(o.maxTokens, "--max-tokens") } : {}),
+          ...(o.maxCostUsd ? { max_cost_usd: positiveNumber(o.maxCostUsd, "--max-cost-usd") } : {}),
         };
         readQueryFile(file); // a bad query file fails here, before any server is started
         // A folder's run lives in the store it was started with, unless --db says otherwise.

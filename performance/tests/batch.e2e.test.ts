@@ -187,6 +187,67 @@ describe("pda batch, end to end", () => {
     }
   });
 
+  it("--max-cost-usd is a per-query cost budget: a query that spends more ends budget_exhausted", async () => {
+    const input = join(dir, "queries.csv");
+    const queries = queriesCsv(input, 4);
+    const pricey = queries[2]!;
+    const [a, b] = /What is (\d+) \+ (\d+)/.exec(pricey.query)!.slice(1).map(Number);
+    gemini = await startFakeGemini({
+      handler: fakeAgent({
+        // gemini-flash-latest at the bundled models.yaml prices ($0.5 in, $3 out per million tokens): this
+        // decision costs $0.016; every other query about $0.0005 in all.
+        fault: (req) =>
+          req.role === "decision" && queryOf(req) === pricey.query
+            ? {
+                json: {
+                  plan_text: ["Step 0: add the two numbers", "Step 1: answer"],
+                  step_index: 0,
+                  description: "add",
+                  type: "CODE",
+                  code: `return await add(${a}, ${b});`,
+                },
+                usage: { input: 20_000, output: 2_000 },
+              }
+            : undefined,
+      }),
+    });
+    const out = join(dir, "out");
+    const db = join(dir, "pda.db");
+    const env = { GEMINI_API_KEY: "dummy-key", GEMINI_BASE_URL: gemini.url };
+    const args = ["batch", input, "--out", out, "--db", db, "--concurrency", "2", "--no-memory"];
+    for (const bad of ["0", "-1", "cheap"]) {
+      child = pda([...args, "--max-cost-usd", bad], env);
+      const refused = await child.done;
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`--max-cost-usd ${bad}: expected a number > 0`);
+    }
+    child = pda([...args, "--max-cost-usd", "0.01"], env);
+    const r = await child.done;
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^4\/4 queries done, 3 succeeded, 3\/4 correct$/m);
+    const q = readCsv(join(out, "test_queries_output.csv"));
+    expect(q.rows.map((x) => [x.Query, x.Status, x["Tools Executed"]])).toEqual(
+      queries.map((x) =>
+        x === pricey
+          ? [x.query, "budget_exhausted", "No tools executed"]
+          : [x.query, "succeeded", "add(success)"],
+      ),
+    );
+    const state = BatchState.parse(JSON.parse(readFileSync(join(out, "batch.json"), "utf8")));
+    expect(state.options.budgets).toEqual({ max_cost_usd: 0.01 });
+    const sqlite = new Database(db, { readonly: true });
+    try {
+      const id = q.rows[2]!["Session Id"];
+      const row = sqlite.prepare("SELECT status_reason FROM sessions WHERE id = ?").get(id) as {
+        status_reason: string;
+      };
+      expect(row.status_reason).toMatch(/^reached the cost budget \(\$0\.01\): \$0\.016\d* by this session/);
+    } finally {
+      sqlite.close();
+    }
+  });
+
   it("survives SIGKILL mid-run: --resume finishes the rest, every query exactly once", async () => {
     const input = join(dir, "queries.csv");
     const queries = queriesCsv(input, 30);
