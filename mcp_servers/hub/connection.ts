@@ -332,15 +332,23 @@ export class ServerConnection {
         timeout: options.timeoutMs,
         onprogress,
       });
-      id = stdio?.takeCallId();
-      if (stdio && id !== undefined) this.callIdsKnown = true;
+      id = stdio?.takeCallId(args);
+      if (stdio) this.callIdsKnown = id !== undefined;
+      let aborted: Promise<never> | undefined;
       if (signal) {
         const sent = id;
-        unwatch = cancels.watch(signal, (reason) =>
-          own ? own.abort(reason) : cancelById(client, transport!, sent, reason),
-        );
+        if (own) unwatch = cancels.watch(signal, (reason) => own.abort(reason));
+        else if (sent !== undefined)
+          unwatch = cancels.watch(signal, (reason) => cancelById(client, transport!, sent, reason));
+        else {
+          // The request went out unseen (not as the SDK used to send): it cannot be cancelled at the server,
+          // but the caller is not kept waiting; the next calls give the SDK a signal again.
+          aborted = new Promise<never>((_, reject) => {
+            unwatch = cancels.watch(signal, reject);
+          });
+        }
       }
-      const result = (await pending) as CallToolResult;
+      const result = (await (aborted ? Promise.race([pending, aborted]) : pending)) as CallToolResult;
       this.failures = 0;
       // The stdio transport saw the answer's line, so the result need not be serialised again to size it.
       const bytes = (id !== undefined ? stdio!.takeBytes(id) : undefined) ?? resultBytes(result);

@@ -60,7 +60,8 @@ export class ChildStdioTransport implements Transport {
   private closing?: Promise<void>;
   /** tools/call ids sent and not yet taken back, with the size of their answer once it came. */
   private readonly answerBytes = new Map<RequestId, number | undefined>();
-  private lastCallId?: RequestId;
+  /** tools/call ids by the request's arguments object, until the caller takes them (takeCallId). */
+  private readonly callIds = new WeakMap<object, RequestId>();
 
   constructor(private readonly params: StdioParams) {}
 
@@ -200,12 +201,13 @@ export class ChildStdioTransport implements Transport {
   }
 
   /**
-   * The id of the tools/call request sent last, once: a caller that sent one (the SDK sends during
-   * `callTool`, before its first await) takes it right after, and later its answer's size with takeBytes.
+   * The id of the tools/call request whose arguments were this very object, once. The SDK sends during
+   * `callTool`, before its first await, with the caller's arguments object, so the caller takes the id right
+   * after; matching by identity means a call can never be given another call's id (undefined instead).
    */
-  takeCallId(): RequestId | undefined {
-    const id = this.lastCallId;
-    this.lastCallId = undefined;
+  takeCallId(args: object): RequestId | undefined {
+    const id = this.callIds.get(args);
+    this.callIds.delete(args);
     return id;
   }
 
@@ -220,7 +222,8 @@ export class ChildStdioTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable) throw new Error("not connected: the server process has exited");
     if ("method" in message && message.method === "tools/call" && "id" in message) {
-      this.lastCallId = message.id;
+      const args = (message.params as { arguments?: unknown } | undefined)?.arguments;
+      if (args !== null && typeof args === "object") this.callIds.set(args, message.id);
       this.answerBytes.set(message.id, undefined);
     }
     if (!stdin.write(serializeMessage(message))) {

@@ -3,9 +3,10 @@
  * typed error within its timeout, the hub recovers for the next call, and no process is left behind.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ToolError } from "../../../core/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions, type SpawnFn } from "../../index.js";
+import { ChildStdioTransport } from "../stdio.js";
 import { FAULT_SERVER, MATH_SERVER, gone } from "./helpers.js";
 
 interface Harness {
@@ -215,6 +216,27 @@ describe("fault servers", () => {
     // The 20 finished calls got no cancellation notice; the hanging one got exactly one and stopped.
     expect(await hub.call("stats", {})).toMatchObject({ cancellations: 1, cancel_notices: 1 });
     expect(await hub.call("echo", { text: "after" })).toBe("after");
+  });
+
+  it("a call whose request id is not known still fails at once on abort, and the next calls fall back", async () => {
+    const { hub } = await start();
+    const step = new AbortController();
+    expect(await hub.call("echo", { text: "ids known" }, { signal: step.signal })).toBe("ids known");
+    // As if the SDK no longer sent tools/call while callTool runs: the transport cannot tell the call its id.
+    const unseen = vi.spyOn(ChildStdioTransport.prototype, "takeCallId").mockReturnValueOnce(undefined);
+    const first = failure(hub.call("hang", {}, { signal: step.signal, timeoutMs: 5000 }));
+    setTimeout(() => step.abort(new Error("first abort")), 100);
+    const started = Date.now();
+    expect((await first).code).toBe("TOOL_CANCELLED");
+    expect(Date.now() - started).toBeLessThan(2000);
+    unseen.mockRestore();
+    // The server was not told (it could not be); the next call gives the SDK a signal of its own again.
+    expect(await hub.call("stats", {})).toMatchObject({ cancellations: 0 });
+    const again = new AbortController();
+    const second = failure(hub.call("hang", {}, { signal: again.signal, timeoutMs: 5000 }));
+    setTimeout(() => again.abort(new Error("second abort")), 100);
+    expect((await second).code).toBe("TOOL_CANCELLED");
+    expect(await hub.call("stats", {})).toMatchObject({ cancellations: 1 });
   });
 
   it("restarts back off: a server that keeps dying at start is not respawned in a loop", async () => {

@@ -91,14 +91,17 @@ it("keeps the size on the wire of a tools/call answer, also when it came in piec
     Buffer.concat([bytes.subarray(cut), Buffer.from("\n")]),
     END,
   ]);
+  const args = {};
   await transport.send({
     jsonrpc: "2.0",
     id: 7,
     method: "tools/call",
-    params: { name: "echo", arguments: {} },
+    params: { name: "echo", arguments: args },
   });
-  expect(transport.takeCallId()).toBe(7);
-  expect(transport.takeCallId()).toBeUndefined();
+  // The id goes only to the holder of that very arguments object, and only once.
+  expect(transport.takeCallId({})).toBeUndefined();
+  expect(transport.takeCallId(args)).toBe(7);
+  expect(transport.takeCallId(args)).toBeUndefined();
   await done;
   expect(messages[1]).toEqual(JSON.parse(answer));
   expect(transport.takeBytes(7)).toBe(bytes.length);
