@@ -3,11 +3,13 @@
  * The bundled web MCP server: fetch a page as Markdown, and search the web through a configurable endpoint.
  *   node dist/mcp_servers/web/server.js [--search-url URL] [--search-kind searxng|duckduckgo]
  *       [--rate PER_SECOND] [--burst N] [--http HOST:PORT]
- * Environment: PDA_SEARCH_URL, PDA_SEARCH_KIND, PDA_WEB_ALLOW_PRIVATE. Requests are rate limited per host.
+ * Environment: PDA_SEARCH_URL, PDA_SEARCH_KIND, PDA_WEB_ALLOW_PRIVATE. Requests are rate limited per host; a
+ * URL refused by the address policy is refused before it takes from its host's limit.
  * Only public addresses are fetched unless PDA_WEB_ALLOW_PRIVATE allows more (common/egress.ts); the search
  * endpoint, chosen by whoever configured the server, is always allowed. Offline, every tool answers with an
  * error that says so (DNS failure, refused connection, timeout), never a hang.
  */
+import { isIP } from "node:net";
 import { fileURLToPath } from "node:url";
 import { answer as answerWith } from "../common/answer.js";
 import { parseArgs } from "node:util";
@@ -70,6 +72,8 @@ export function createWebServer(options: WebOptions = {}): McpServer {
     ({ url, max_chars }) =>
       answer(async () => {
         const parsed = parseHttpUrl(url);
+        // A URL the policy refuses is refused before it can use up the host's rate limit.
+        await refuseEarly(egress, parsed);
         await limiter.take(parsed.host);
         const page = await fetchText(parsed.href, { egress });
         const type = page.contentType.split(";")[0]!.trim();
@@ -115,6 +119,19 @@ export function createWebServer(options: WebOptions = {}): McpServer {
       }),
   );
   return server;
+}
+
+/**
+ * Throws UrlRefused when the policy refuses `url`'s host (an IP literal, or any address its name resolves to).
+ * The fetch checks again on the address it connects to (so a name is resolved twice); a name that does not
+ * resolve is left for the fetch to report.
+ */
+function refuseEarly(egress: EgressPolicy, url: URL): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const lookup = egress.lookupFor(url); // checks an IP literal here
+    if (isIP(url.hostname.replace(/^\[|\]$/g, ""))) return resolve();
+    lookup(url.hostname, { all: true }, (e) => (e instanceof UrlRefused ? reject(e) : resolve()));
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

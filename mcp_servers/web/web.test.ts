@@ -5,6 +5,8 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToolError } from "../../core/index.js";
 import { EgressPolicy, nonPublicKind, UrlRefused } from "../common/egress.js";
@@ -12,6 +14,7 @@ import { fetchText } from "../common/fetch.js";
 import { MultiMCP } from "../index.js";
 import { WEB_SERVER, gone } from "../hub/tests/helpers.js";
 import { RateLimited, RateLimiter } from "./limiter.js";
+import { createWebServer } from "./server.js";
 import { parseDuckDuckGo } from "./search.js";
 
 const DUCK_PAGE = `<html><body>
@@ -312,6 +315,64 @@ describe("web server", () => {
       },
       "1",
     );
+  });
+});
+
+describe("rate limit and egress policy together", () => {
+  it("a URL the policy refuses uses none of its host's rate limit (through the hub)", async () => {
+    // The fixture's host is the search endpoint, and refused for fetching: both share its rate limit of 2.
+    await withWeb(
+      ["--search-url", `${base}/searx`, "--search-kind", "searxng", "--rate", "0.01", "--burst", "2"],
+      async (hub) => {
+        for (let i = 0; i < 4; i++) {
+          const e = await failure(hub.call("fetch_url_as_markdown", { url: `${base}/article` }));
+          expect(e.message).toMatch(/refused to fetch .*127\.0\.0\.1 \(loopback\) is not a public address/);
+        }
+        await hub.call("web_search", { query: "a" });
+        await hub.call("web_search", { query: "b" });
+        const limited = await failure(hub.call("web_search", { query: "c" }));
+        expect(limited.message).toMatch(/rate limit for 127\.0\.0\.1:\d+: too many requests/);
+      },
+    );
+  });
+
+  it("a name that resolves to a refused address uses none either; a DNS failure is the fetch's to report", async () => {
+    const limiter = new RateLimiter(0.01, 1, 0);
+    const names: Record<string, string[]> = { "intranet.test": ["93.184.215.14", "10.0.0.7"] };
+    const egress = EgressPolicy.parse("", async (host) => {
+      const found = names[host];
+      if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+      return found.map((address) => ({ address, family: 4 }));
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const server = createWebServer({ limiter, egress });
+    await server.connect(serverSide);
+    const client = new Client({ name: "test", version: "0" });
+    await client.connect(clientSide);
+    try {
+      const fetchUrl = async (url: string) => {
+        const r = (await client.callTool({ name: "fetch_url_as_markdown", arguments: { url } })) as {
+          isError?: boolean;
+          content: Array<{ text: string }>;
+        };
+        expect(r.isError).toBe(true);
+        return r.content[0]!.text;
+      };
+      for (let i = 0; i < 3; i++) {
+        expect(await fetchUrl("http://intranet.test/wiki")).toMatch(
+          /intranet\.test resolves to 10\.0\.0\.7 \(private\), not a public address/,
+        );
+      }
+      // The host's one token is still there.
+      await limiter.take("intranet.test");
+      await expect(limiter.take("intranet.test")).rejects.toBeInstanceOf(RateLimited);
+      // A name with no address is not refused early: it takes its token and the fetch says what went wrong.
+      expect(await fetchUrl("http://nowhere.test/")).toMatch(/cannot resolve nowhere\.test \(ENOTFOUND\)/);
+      expect(await fetchUrl("http://nowhere.test/")).toMatch(/rate limit for nowhere\.test/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });
 
