@@ -105,8 +105,9 @@ class StepRun {
     private readonly options: RunOptions,
   ) {
     this.deadline = Date.now() + limits.timeout_ms;
-    // A host may listen per call (the in-process one does) and a step may have many calls under way.
-    setMaxListeners(0, this.callsAbort.signal);
+    // A host may listen per call while the call runs (the in-process one does), and parallel() may put many
+    // calls under way; more than this at once is more likely a host that leaves its listeners behind.
+    setMaxListeners(64, this.callsAbort.signal);
     this.tools = host.tools();
     for (const t of this.tools) {
       this.byName.set(t.qualified, t);

@@ -147,7 +147,7 @@ const outcome = (s: AgentSession["steps"][number]) =>
  * Steps whose outcome (value, or error code) differs between the logged and the replayed session. `asLogged`
  * writes a replayed text as the log would have it (a sub-agent's report names its replayed session's id).
  */
-export function diffSteps(
+function diffSteps(
   logged: AgentSession,
   replayed: AgentSession,
   asLogged: (text: string) => string = (t) => t,

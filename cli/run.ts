@@ -70,10 +70,11 @@ export function printOutcome(s: AgentSession, json: boolean) {
   }
   const u = s.usage;
   const cost = u.cost_usd > 0 ? ` · $${u.cost_usd.toFixed(4)}` : "";
+  const team = withSubagentsLine(s);
   const figures = chalk.dim(
     `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ` +
       `${u.tool_calls} tool calls · ${u.tokens} tokens${cost} · ${(u.ms / 1000).toFixed(1)} s` +
-      (withSubagentsLine(s) && `\n${withSubagentsLine(s)}`),
+      (team && `\n${team}`),
   );
   if (s.status === "succeeded") {
     process.stdout.write(`\n${chalk.green.bold("answer")} ${s.state.final_answer}\n${figures}\n`);
