@@ -105,6 +105,12 @@ export class SpendLedger {
     return account;
   }
 
+  /** What session `id`, started under the caller session `callerId`, spent (also when its run failed). */
+  spentUnder(callerId: string, id: string): Spend {
+    const child = this.accounts.get(callerId)?.children.find((c) => c.session.session_id === id);
+    return child ? child.total() : noSpend();
+  }
+
   /** The drive ended. Its caller keeps counting it (its account stays among the caller's children). */
   close(account: SpendAccount): void {
     if (this.accounts.get(account.session.session_id) === account)

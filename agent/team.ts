@@ -13,7 +13,6 @@ import {
   ConfigError,
   ToolError,
   newId,
-  noSpend,
   systemClock,
   totalSpend,
   type AgentCallRecord,
@@ -403,7 +402,8 @@ export class AgentTeam {
         (s) => ({ r: outcomeOf(agent, sessionId, s), spent: totalSpend(s) }),
         (e: unknown) => ({
           r: outcomeOf(agent, sessionId, undefined, e),
-          spent: noSpend(),
+          // No session came back, but its account (under the caller's) knows what it spent.
+          spent: deps.ledger!.spentUnder(ctx.session.session_id, sessionId),
         }),
       )
       .then(({ r, spent }) => {
