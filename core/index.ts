@@ -6,3 +6,4 @@ export * from "./tools.js";
 export * from "./recorder.js";
 export * from "./usage.js";
 export * from "./session.js";
+export * from "./text.js";

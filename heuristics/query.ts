@@ -5,6 +5,7 @@
  */
 import { distance } from "fastest-levenshtein";
 import type { Finding } from "./finding.js";
+import { escapeRegExp } from "../core/index.js";
 
 export interface BlockTerm {
   /** A word or phrase, matched case-insensitively on word boundaries. */
@@ -83,10 +84,6 @@ export function guardQuery(text: string, options: QueryGuardOptions = {}): Query
   checkLength(text, masked, options, findings);
   checkRepetition(masked, findings);
   return { findings, blocking: findings.some((f) => f.severity === "block"), sanitized };
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** A case-insensitive, word-bounded pattern for a term; inner whitespace matches any whitespace. */

@@ -4,7 +4,7 @@
  * reaches the file (or its WAL) in the first place.
  */
 
-import type { AgentSession, Step } from "../core/index.js";
+import { escapeRegExp, type AgentSession, type Step } from "../core/index.js";
 
 /** Environment variable names whose values are treated as secrets. */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
@@ -35,10 +35,6 @@ export function collectSecrets(env: NodeJS.ProcessEnv, extra: readonly string[] 
     if (value && value.length >= 4) secrets.set(value, "configured");
   }
   return secrets;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export function byteLength(text: string): number {

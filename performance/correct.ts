@@ -4,7 +4,7 @@
  * small schema through the same provider interface as the loop.
  */
 import { z } from "zod";
-import { PROMPTS_DIR } from "../core/index.js";
+import { PROMPTS_DIR, escapeRegExp } from "../core/index.js";
 import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import { renderPrompt } from "../prompts/index.js";
 import type { CorrectBy } from "./schemas.js";
@@ -78,7 +78,7 @@ export function matchExpected(output: string, expected: string, options: MatchOp
       got.every((v, i) => close(v, exp.values[i]!, exp.decimals[i]!, tolerance));
     return { correct: ok, by: "numeric" };
   }
-  const phrase = normalize(expected).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const phrase = escapeRegExp(normalize(expected));
   const found = phrase !== "" && new RegExp(`(^|\\W)${phrase}(\\W|$)`).test(normalize(output));
   return { correct: found, by: "phrase" };
 }

@@ -245,3 +245,13 @@ export class EgressPolicy {
     });
   }
 }
+
+/** The policy a server process starts with, from its environment; a value it cannot read ends it with exit 2. */
+export function egressFromEnv(server: string): EgressPolicy {
+  try {
+    return EgressPolicy.parse(process.env[ALLOW_ENV]);
+  } catch (e) {
+    process.stderr.write(`${server}: ${ALLOW_ENV}: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+}

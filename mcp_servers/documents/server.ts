@@ -18,7 +18,7 @@ import envPaths from "env-paths";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { PACKAGE_ROOT } from "../../core/index.js";
-import { ALLOW_ENV, EgressPolicy, UrlRefused } from "../common/egress.js";
+import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText } from "../common/fetch.js";
 import { htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
@@ -220,13 +220,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     },
     strict: false,
   });
-  let egress: EgressPolicy;
-  try {
-    egress = EgressPolicy.parse(process.env[ALLOW_ENV]);
-  } catch (e) {
-    process.stderr.write(`documents: ${ALLOW_ENV}: ${(e as Error).message}\n`);
-    process.exit(2);
-  }
+  const egress = egressFromEnv("documents");
   const root = resolve(String(values.root ?? (process.env.PDA_DOCUMENTS_ROOT || undefined) ?? SAMPLES_DIR));
   const dbPath = String(values.db ?? (process.env.PDA_DOCUMENTS_DB || undefined) ?? defaultDbFor(root));
   if (dbPath !== ":memory:") mkdirSync(dirname(dbPath), { recursive: true });

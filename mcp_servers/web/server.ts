@@ -15,7 +15,7 @@ import { answer as answerWith } from "../common/answer.js";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { ALLOW_ENV, EgressPolicy, UrlRefused } from "../common/egress.js";
+import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
 import { htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
@@ -166,12 +166,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const limiter = new RateLimiter(rate, burst);
-  let egress: EgressPolicy;
-  try {
-    egress = EgressPolicy.parse(process.env[ALLOW_ENV]);
-  } catch (e) {
-    process.stderr.write(`web: ${ALLOW_ENV}: ${(e as Error).message}\n`);
-    process.exit(2);
-  }
+  const egress = egressFromEnv("web");
   await serve(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter, egress }));
 }
