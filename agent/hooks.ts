@@ -7,7 +7,7 @@
 import type { Namespaces } from "../action/index.js";
 import type { AgentSession, SessionStatus, Step } from "../core/index.js";
 import { decide, decisionPrompt, type DecisionInput, type DecisionResult } from "../decision/index.js";
-import type { ModelProvider } from "../llm/types.js";
+import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import {
   perceive,
   perceptionPrompt,
@@ -20,11 +20,29 @@ export interface PromptText {
   prompt: string;
 }
 
-/** One model phase: the prompt it would send (logged when the call fails) and the call itself. */
-export interface Phase<I, O> {
+/**
+ * One model call a phase makes through the loop: checked against the budgets first, counted as under way while
+ * it runs, then counted and logged as its own llm_calls row under `role` with `prompt` (also when it fails).
+ */
+export type ModelCall = <T>(
+  role: string,
+  model: ModelProvider,
+  prompt: PromptText,
+  generate: () => Promise<GenerateResult<T>>,
+) => Promise<GenerateResult<T>>;
+
+/** A model phase of one call: the prompt it would send (logged when the call fails) and the call itself. */
+export interface OneCallPhase<I, O> {
   prompt(input: I): PromptText;
   run(model: ModelProvider, input: I): Promise<O>;
 }
+
+/** A model phase of several calls (a planner, then a coder): each is made, and logged, through `call`. */
+export interface CallsPhase<I, O> {
+  calls(input: I, call: ModelCall): Promise<O>;
+}
+
+export type Phase<I, O> = OneCallPhase<I, O> | CallsPhase<I, Omit<O, "result" | "prompt">>;
 export type PerceptionPhase = Phase<PerceptionInput, PerceptionOutput>;
 export type DecisionPhase = Phase<DecisionInput, DecisionResult>;
 

@@ -1,27 +1,69 @@
 /**
- * One model call of the loop, counted and logged: usage (calls, tokens, cost) goes on the session, and the
- * call — prompt, raw response, value, or the error of a failed one — to the recorder as it happens.
+ * The model calls of the loop, each counted and logged: usage (calls, tokens, cost) goes on the session, and the
+ * call — prompt, raw response, value, or the error of a failed one — to the recorder as it happens. A phase of
+ * several calls (planner, coder) logs each as its own row, and each is checked against the budgets first.
  */
 import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
 import { ModelOutputError } from "../llm/index.js";
 import type { GenerateResult, ModelProvider, Usage } from "../llm/types.js";
-import type { Phase } from "./hooks.js";
+import type { ModelCall, Phase, PromptText } from "./hooks.js";
 import type { SpendAccount } from "./spend.js";
 
+export interface ModelCallContext {
+  recorder: SessionRecorder;
+  clock: Clock;
+  account?: SpendAccount;
+  /** Throws when the budgets allow no more model calls; asked before each one. */
+  check?: () => void;
+}
+
+/** A phase's model calls, made for session `s`; `role` names the row of a one-call phase. */
 export async function trackModelCall<I, T extends { result: GenerateResult<unknown>; prompt: string }>(
-  ctx: { recorder: SessionRecorder; clock: Clock; account?: SpendAccount },
+  ctx: ModelCallContext,
   s: AgentSession,
   role: string,
   model: ModelProvider,
   phase: Phase<I, T>,
   input: I,
+): Promise<Omit<T, "result" | "prompt">> {
+  if ("calls" in phase) return phase.calls(input, modelCall(ctx, s));
+  const failedPrompt = () => joined(phase.prompt(input));
+  return track(ctx, s, role, model, failedPrompt, () => phase.run(model, input));
+}
+
+/** The ModelCall a phase of several calls makes its calls through. */
+function modelCall(ctx: ModelCallContext, s: AgentSession): ModelCall {
+  return async (role, model, prompt, generate) => {
+    const text = joined(prompt);
+    const out = await track(
+      ctx,
+      s,
+      role,
+      model,
+      () => text,
+      async () => ({ result: await generate(), prompt: text }),
+    );
+    return out.result;
+  };
+}
+
+const joined = (p: PromptText) => `${p.system}\n${p.prompt}`;
+
+async function track<T extends { result: GenerateResult<unknown>; prompt: string }>(
+  ctx: ModelCallContext,
+  s: AgentSession,
+  role: string,
+  model: ModelProvider,
+  failedPrompt: () => string,
+  run: () => Promise<T>,
 ): Promise<T> {
+  ctx.check?.();
   const startedAt = ctx.clock.iso();
   const t0 = ctx.clock.now();
   // Counted while under way, so callers and parallel sub-agents see it before its usage is known.
   const done = ctx.account?.begin();
   try {
-    const out = await phase.run(model, input);
+    const out = await run();
     const { usage } = out.result;
     spend(s, out.result.attempts, usage, out.result.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
@@ -46,8 +88,6 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
     const usage = paid?.usage ?? { input_tokens: 0, output_tokens: 0 };
     const attempts = paid?.attempts ?? 1;
     spend(s, attempts, usage, paid?.cost_usd);
-    // The prompt is rendered again only for the log of a failed call; a successful one returns it.
-    const p = phase.prompt(input);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
       provider: model.provider,
@@ -58,7 +98,8 @@ export async function trackModelCall<I, T extends { result: GenerateResult<unkno
       latency_ms: ctx.clock.now() - t0,
       attempts,
       cost_usd: paid?.cost_usd,
-      prompt: `${p.system}\n${p.prompt}`,
+      // The prompt is rendered again only for the log of a failed call; a successful one returns it.
+      prompt: failedPrompt(),
       raw_response: paid?.raw ?? "",
       error: `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`,
       started_at: startedAt,

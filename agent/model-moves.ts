@@ -81,16 +81,20 @@ export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<
   return out.decision;
 }
 
-/** A model phase within the budgets, its call counted and logged. */
+/** A model phase within the budgets, each of its calls checked against them first, counted and logged. */
 function callPhase<I, O extends { result: GenerateResult<unknown>; prompt: string }>(
   ctx: LoopContext,
   run: Run,
   role: "perception" | "decision",
   phase: Phase<I, O>,
   input: I,
-): Promise<O> {
-  checkBudgets(run, ctx.deps.signal);
-  const call = { recorder: ctx.deps.recorder, clock: ctx.clock, account: run.account };
+): Promise<Omit<O, "result" | "prompt">> {
+  const call = {
+    recorder: ctx.deps.recorder,
+    clock: ctx.clock,
+    account: run.account,
+    check: () => checkBudgets(run, ctx.deps.signal),
+  };
   return trackModelCall(call, run.s, role, ctx.deps.models[role], phase, input);
 }
 

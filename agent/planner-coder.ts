@@ -1,13 +1,12 @@
 /**
  * The decision split in two, MALMM-style: a planner writes plan_text and chooses the step (with a brief for
- * CODE steps), a coder writes that step's JavaScript. The loop sees one DecisionOutput; the log keeps one
- * decision call whose prompt and raw reply hold both turns, and whose usage is their sum.
+ * CODE steps), a coder writes that step's JavaScript. The loop sees one DecisionOutput; the log keeps each call
+ * as its own row ("planner", then "coder"), and each is checked against the budgets before it is made.
  */
 import { z } from "zod";
 import { DecisionOutput, StepType } from "../core/index.js";
-import { renderTools, type DecisionInput, type DecisionResult } from "../decision/index.js";
-import { ModelOutputError } from "../llm/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import { renderTools, type DecisionInput } from "../decision/index.js";
+import type { ModelProvider } from "../llm/types.js";
 import { decisionPrompt } from "../decision/index.js";
 import { renderHistory, renderPlan, renderPrompt } from "../prompts/index.js";
 import type { DecisionPhase, PromptText } from "./hooks.js";
@@ -80,86 +79,36 @@ function coderPrompt(input: DecisionInput, plan: PlannerOutput, section: string)
   return withSection({ system, prompt }, section);
 }
 
-function merged(
-  value: DecisionOutput,
-  a: GenerateResult<unknown>,
-  b: GenerateResult<unknown>,
-): GenerateResult<DecisionOutput> {
-  const join = (x: string, y: string) => (x === y ? x : `${x}+${y}`);
-  const cost =
-    a.cost_usd === undefined && b.cost_usd === undefined ? undefined : (a.cost_usd ?? 0) + (b.cost_usd ?? 0);
-  return {
-    value,
-    raw: `planner: ${a.raw}\ncoder: ${b.raw}`,
-    usage: {
-      input_tokens: a.usage.input_tokens + b.usage.input_tokens,
-      output_tokens: a.usage.output_tokens + b.usage.output_tokens,
-    },
-    latency_ms: a.latency_ms + b.latency_ms,
-    attempts: a.attempts + b.attempts,
-    provider: join(a.provider, b.provider),
-    model: join(a.model, b.model),
-    retries: (a.retries ?? 0) + (b.retries ?? 0),
-    ...(cost === undefined ? {} : { cost_usd: cost }),
-  };
-}
-
-/** The coder's unusable reply, charged with what the planner's call before it spent too. */
-function withPlanner(e: ModelOutputError, planned: GenerateResult<unknown>): ModelOutputError {
-  const cost =
-    e.cost_usd === undefined && planned.cost_usd === undefined
-      ? undefined
-      : (e.cost_usd ?? 0) + (planned.cost_usd ?? 0);
-  return new ModelOutputError(e.code, e.message, {
-    raw: `planner: ${planned.raw}\ncoder: ${e.raw}`,
-    usage: {
-      input_tokens: planned.usage.input_tokens + e.usage.input_tokens,
-      output_tokens: planned.usage.output_tokens + e.usage.output_tokens,
-    },
-    attempts: planned.attempts + e.attempts,
-    ...(cost === undefined ? {} : { cost_usd: cost }),
-  });
-}
-
 /** `section`: the agent's own system text (role, callable agents), shown to both planner and coder. */
 export function plannerCoderPhase(models: PlannerCoderModels, section = ""): DecisionPhase {
   return {
-    prompt: (input) => plannerPrompt(input, section),
-    async run(_model, input): Promise<DecisionResult> {
+    async calls(input, call) {
       const p = plannerPrompt(input, section);
-      const planned = await models.planner.generate({
-        role: "planner",
-        system: p.system,
-        prompt: p.prompt,
-        schema: PlannerOutput,
-        schemaName: "PlannerOutput",
-        signal: input.signal,
-      });
+      const planned = await call("planner", models.planner, p, () =>
+        models.planner.generate({
+          role: "planner",
+          system: p.system,
+          prompt: p.prompt,
+          schema: PlannerOutput,
+          schemaName: "PlannerOutput",
+          signal: input.signal,
+        }),
+      );
       const plan: Partial<PlannerOutput> = { ...planned.value };
       delete plan.brief;
-      if (plan.type !== "CODE") {
-        const decision = DecisionOutput.parse(plan);
-        return { decision, result: { ...planned, value: decision }, prompt: `${p.system}\n${p.prompt}` };
-      }
+      if (plan.type !== "CODE") return { decision: DecisionOutput.parse(plan) };
       const c = coderPrompt(input, planned.value, section);
-      const coded = await models.coder
-        .generate({
+      const coded = await call("coder", models.coder, c, () =>
+        models.coder.generate({
           role: "coder",
           system: c.system,
           prompt: c.prompt,
           schema: CoderOutput,
           schemaName: "CoderOutput",
           signal: input.signal,
-        })
-        .catch((e: unknown) => {
-          throw e instanceof ModelOutputError ? withPlanner(e, planned) : e;
-        });
-      const decision = DecisionOutput.parse({ ...plan, code: coded.value.code });
-      return {
-        decision,
-        result: merged(decision, planned, coded),
-        prompt: `${p.system}\n${p.prompt}\n\n--- coder ---\n${c.system}\n${c.prompt}`,
-      };
+        }),
+      );
+      return { decision: DecisionOutput.parse({ ...plan, code: coded.value.code }) };
     },
   };
 }

@@ -5,10 +5,9 @@
  * agent that started in the same order, plays that session's own outputs, and is compared with it.
  */
 import { ModelError, type AgentSession, type LlmCallRecord } from "../core/index.js";
-import { parseModelOutput, StructuredProvider, type Transport } from "../llm/index.js";
+import { StructuredProvider, type Transport } from "../llm/index.js";
 import type { ModelProvider, RawCompletion, RawTurn } from "../llm/types.js";
 import type { SessionStore } from "../memory/index.js";
-import { CoderOutput, PlannerOutput } from "./planner-coder.js";
 import type { SubagentStart } from "./team.js";
 
 export interface StepDifference {
@@ -38,19 +37,14 @@ export function loggedTree(
   };
 }
 
-const PLANNER_RAW = "planner: ";
-const CODER_RAW = "\ncoder: ";
-
 /**
  * Plays back one logged session's model outputs: each turn gets the next unplayed successful call of its role,
- * with the logged usage. A planner-coder decision was logged as one merged decision call (its raw text holds
- * both replies): a planner turn takes it, and the coder turn after it gets its code.
+ * with the logged usage (a planner-coder decision's planner and coder calls are rows of their own).
  */
 export class ReplayTransport implements Transport {
   readonly provider = "replay";
   readonly model: string;
   private readonly played = new Set<number>();
-  private coderCode: string | undefined;
 
   /** `agent`: a sub-agent's name, which its turns' roles carry in front ("pick.decision"). */
   constructor(
@@ -81,46 +75,23 @@ export class ReplayTransport implements Transport {
   private play(turn: RawTurn): RawCompletion {
     const prefix = this.agent ? `${this.agent}.` : "";
     const role = prefix && turn.role.startsWith(prefix) ? turn.role.slice(prefix.length) : turn.role;
-    if (role === "coder") {
-      const code = this.coderCode;
-      this.coderCode = undefined;
-      if (code === undefined) throw this.error(`a coder turn came with no planner turn before it`);
-      return { text: JSON.stringify({ code }), usage: { input_tokens: 0, output_tokens: 0 } };
-    }
-    const loggedRole = role === "planner" ? "decision" : role;
-    const i = this.calls.findIndex((c, j) => !this.played.has(j) && playable(c) && c.role === loggedRole);
+    const i = this.calls.findIndex((c, j) => !this.played.has(j) && playable(c) && c.role === role);
     if (i < 0) {
-      const n = [...this.played].filter((j) => this.calls[j]!.role === loggedRole).length;
-      throw this.error(`no more logged "${loggedRole}" outputs (${n} played)`);
+      if ((role === "planner" || role === "coder") && !this.calls.some(isPlannerCoder))
+        throw this.error(
+          `the log has no planner or coder calls to play: its decisions were made by a single decision call, ` +
+            `or by a planner and a coder logged together as one "decision" row (before each had its own), ` +
+            `which replay does not split`,
+        );
+      const n = [...this.played].filter((j) => this.calls[j]!.role === role).length;
+      throw this.error(`no more logged "${role}" outputs (${n} played)`);
     }
     const call = this.calls[i]!;
-    const text = role === "planner" ? this.plannerReply(call) : JSON.stringify(call.value);
     this.played.add(i);
-    return { text, usage: { input_tokens: call.input_tokens, output_tokens: call.output_tokens } };
-  }
-
-  /**
-   * The planner's reply inside a logged planner-coder decision, its code kept for the coder's turn. A CODE
-   * decision's raw text is "planner: <reply>\ncoder: <reply>"; the split is the one whose coder reply gives
-   * the logged code and whose planner reply gives the logged step.
-   */
-  private plannerReply(call: LlmCallRecord): string {
-    const value = call.value as Record<string, unknown>;
-    if (value.type !== "CODE") return JSON.stringify(value);
-    const raw = call.raw_response;
-    if (raw.startsWith(PLANNER_RAW)) {
-      for (let at = raw.indexOf(CODER_RAW); at >= 0; at = raw.indexOf(CODER_RAW, at + 1)) {
-        const coder = parseModelOutput(raw.slice(at + CODER_RAW.length), CoderOutput, "CoderOutput");
-        if (!coder.ok || coder.value.code !== value.code) continue;
-        const planner = parseModelOutput(raw.slice(PLANNER_RAW.length, at), PlannerOutput, "PlannerOutput");
-        if (!planner.ok || !sameStep(planner.value, value)) continue;
-        this.coderCode = coder.value.code;
-        return JSON.stringify(planner.value);
-      }
-    }
-    throw this.error(
-      `the logged decision (${call.started_at}) was not made by a planner and a coder, so a planner turn cannot replay it`,
-    );
+    return {
+      text: JSON.stringify(call.value),
+      usage: { input_tokens: call.input_tokens, output_tokens: call.output_tokens },
+    };
   }
 
   private error(message: string): ModelError {
@@ -131,10 +102,7 @@ export class ReplayTransport implements Transport {
 /** A logged call whose output can be played back (failed calls are left out: their retry follows them). */
 const playable = (c: LlmCallRecord) => c.ok && c.value !== undefined;
 
-function sameStep(planner: PlannerOutput, decision: Record<string, unknown>): boolean {
-  const keys = ["plan_text", "step_index", "description", "type"] as const;
-  return keys.every((k) => JSON.stringify(planner[k]) === JSON.stringify(decision[k]));
-}
+const isPlannerCoder = (c: LlmCallRecord) => c.role === "planner" || c.role === "coder";
 
 const outcome = (s: AgentSession["steps"][number]) =>
   s.execution_result

@@ -213,6 +213,12 @@ describe("a team session at the command line", () => {
     ]);
     expect(pcRun.code).toBe(0);
     const pcId = (JSON.parse(pcRun.stdout) as { session_id: string }).session_id;
+    // Its decision is two model calls in the log, the planner's then the coder's, each with its own tokens.
+    const shown = await cli.pda(["show", pcId]);
+    expect(shown.stdout.match(/model (perception|planner|coder) scripted\/\S+ · \d+→\d+ tok/g)).toHaveLength(
+      4,
+    );
+    expect(shown.stdout).toMatch(/model planner [^\n]*\n\s*model coder /);
     const pcReplay = await cli.pda(["replay", pcId, "--json"]);
     expect(pcReplay.stderr).toBe("");
     expect(pcReplay.code).toBe(0);

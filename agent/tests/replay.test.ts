@@ -151,6 +151,78 @@ describe("replaying a team session", () => {
   });
 });
 
+describe("a planner-coder decision in the log", () => {
+  it("is two rows, the planner's and the coder's, each with its own prompt, reply, tokens and cost; replay plays each from its row", async () => {
+    const planned = {
+      plan_text: ["Step 0: multiply", "Step 1: answer"],
+      step_index: 0,
+      description: "multiply",
+      type: "CODE",
+      brief: "multiply 6 by 7 and return the product",
+    };
+    const run = teamRun(
+      h,
+      TEAM,
+      "pc",
+      {
+        perception: [snap(), achieved("42")],
+        planner: [planned],
+        coder: [{ code: "return await multiply(6, 7);" }],
+      },
+      { price: { input_per_mtok: 1, output_per_mtok: 10 } },
+    );
+    const logged = await run.loop.run("What is 6 * 7?");
+    expect(run.transport.unconsumed()).toEqual({});
+    expect([logged.status, logged.state.final_answer]).toEqual(["succeeded", "42"]);
+
+    const calls = h.store.llmCalls(logged.session_id);
+    expect(calls.map((c) => c.role)).toEqual(["perception", "planner", "coder", "perception"]);
+    const planner = calls[1]!;
+    const coder = calls[2]!;
+    expect(JSON.parse(planner.raw_response)).toEqual(planned);
+    expect(planner.value).toEqual(planned);
+    expect(JSON.parse(coder.raw_response)).toEqual({ code: "return await multiply(6, 7);" });
+    expect(coder.value).toEqual({ code: "return await multiply(6, 7);" });
+    // Each prompt is the one its model was sent: the coder's holds the planner's brief, the planner's does not.
+    expect(coder.prompt).toContain(planned.brief);
+    expect(planner.prompt).not.toContain(planned.brief);
+    expect(planner.prompt).not.toBe(coder.prompt);
+    for (const c of [planner, coder]) {
+      expect(c).toMatchObject({ ok: true, attempts: 1 });
+      expect(c.input_tokens).toBeGreaterThan(0);
+      expect(c.cost_usd).toBeGreaterThan(0);
+    }
+    // The session's usage is the sum of its rows: nothing merged, nothing counted twice.
+    const sum = (f: (c: (typeof calls)[number]) => number) => calls.reduce((n, c) => n + f(c), 0);
+    expect(logged.usage).toMatchObject({
+      llm_calls: calls.length,
+      input_tokens: sum((c) => c.input_tokens),
+      output_tokens: sum((c) => c.output_tokens),
+    });
+    expect(logged.usage.cost_usd).toBeCloseTo(
+      sum((c) => c.cost_usd ?? 0),
+      12,
+    );
+
+    const replay = new TreeReplay(loggedTree(h.store, logged.session_id), newId());
+    const again = teamRun(
+      h,
+      TEAM,
+      "pc",
+      {},
+      { deps: { models: { perception: replay.root, decision: replay.root } } },
+    );
+    const replayed = await again.loop.run(logged.original_query, { sessionId: replay.rootId });
+    expect(again.transport.calls).toEqual([]);
+    expect(replay.compare((id) => h.store.getSession(id))).toMatchObject([
+      { same_answer: true, differences: [], unconsumed_model_outputs: {} },
+    ]);
+    expect(h.store.llmCalls(replayed.session_id).map((c) => [c.role, c.value])).toEqual(
+      calls.map((c) => [c.role, c.value]),
+    );
+  });
+});
+
 describe("ReplayTransport", () => {
   const call = (over: Partial<LlmCallRecord>): LlmCallRecord => ({
     role: "decision",
@@ -168,20 +240,13 @@ describe("ReplayTransport", () => {
   });
   const turn = (role: string) => ({ role, system: "", prompt: "", jsonSchema: {}, schemaName: "" });
 
-  it("splits a logged planner-coder decision whose planner reply holds the separator, checking both halves against the logged value", async () => {
-    const planned = {
-      plan_text: ["Step 0: add"],
-      step_index: 0,
-      description: "add",
-      type: "CODE",
-      brief: "add 1 and 2",
-    };
-    const raw =
-      `planner: Thinking.\ncoder: someone will write it.\n${JSON.stringify(planned)}` +
-      `\ncoder: ${JSON.stringify({ code: "return await add(1, 2);" })}`;
-    const value = { ...planned, brief: undefined, code: "return await add(1, 2);" };
+  it("plays a planner turn and a coder turn from their own rows", async () => {
+    const planned = { ...planStep(), brief: "add 1 and 2" };
     const t = new ReplayTransport(
-      [call({ raw_response: raw, value: JSON.parse(JSON.stringify(value)) })],
+      [
+        call({ role: "planner", value: planned }),
+        call({ role: "coder", value: { code: "return await add(1, 2);" }, input_tokens: 7 }),
+      ],
       "s",
       "pc",
     );
@@ -195,16 +260,25 @@ describe("ReplayTransport", () => {
     expect(p.usage).toEqual({ input_tokens: 10, output_tokens: 5 });
     const c = await t.complete(turn("pc.coder"));
     expect(JSON.parse(c.text)).toEqual({ code: "return await add(1, 2);" });
+    expect(c.usage).toEqual({ input_tokens: 7, output_tokens: 5 });
     expect(t.unconsumed()).toEqual({});
-    await expect(t.complete(turn("pc.coder"))).rejects.toThrow(/a coder turn came with no planner turn/);
+    await expect(t.complete(turn("pc.coder"))).rejects.toThrow(/no more logged "coder" outputs \(1 played\)/);
   });
 
-  it("refuses a planner turn for a decision no planner made, and says when the log has no more outputs", async () => {
-    const single = call({ raw_response: "{}", value: { ...planStep(), code: "return 1;" } });
-    const t = new ReplayTransport([single, call({ role: "perception", value: snap() })], "s1");
-    await expect(t.complete(turn("planner"))).rejects.toThrow(
-      /replay of session s1: the logged decision .* was not made by a planner and a coder/,
-    );
+  it("refuses a planner turn when the log has only decision rows (a single decision, or the old merged planner-coder row), and says when the log has no more outputs", async () => {
+    // A planner-coder decision as it was logged before the planner and coder had rows of their own.
+    const merged = call({
+      raw_response: `planner: ${JSON.stringify({ ...planStep(), brief: "one" })}\ncoder: {"code":"return 1;"}`,
+      value: { ...planStep(), code: "return 1;" },
+    });
+    const t = new ReplayTransport([merged, call({ role: "perception", value: snap() })], "s1");
+    await expect(t.complete(turn("planner"))).rejects.toMatchObject({
+      code: "SCRIPT_EXHAUSTED",
+      message: expect.stringMatching(
+        /^replay of session s1: the log has no planner or coder calls to play: .* one "decision" row/,
+      ),
+    });
+    expect(t.unconsumed()).toEqual({ decision: 1, perception: 1 });
     await t.complete(turn("perception"));
     await expect(t.complete(turn("perception"))).rejects.toMatchObject({
       code: "SCRIPT_EXHAUSTED",

@@ -544,14 +544,14 @@ agents:
     expect(coder!.prompt).toMatch(/Write the code for step 0: multiply/);
     expect(coder!.prompt).toMatch(/call multiply with 6 and 7 and return the product/);
     expect(coder!.prompt).toMatch(/Step 0: multiply 6 by 7 with the math tools/);
-    // One decision in the log, holding both turns.
-    const decision = h.store.llmCalls(s.session_id).filter((c) => c.role === "decision");
-    expect(decision).toHaveLength(1);
-    expect(decision[0]!.prompt).toMatch(/--- coder ---/);
-    expect(decision[0]!.raw_response).toMatch(/^planner: .*\ncoder: /s);
+    // The planner's call and the coder's are rows of their own in the log, each with the prompt it was sent.
+    const calls = h.store.llmCalls(s.session_id);
+    expect(calls.map((c) => c.role)).toEqual(["perception", "planner", "coder", "perception"]);
+    expect(calls[1]!.prompt).toBe(`${planner!.system}\n${planner!.prompt}`);
+    expect(calls[2]!.prompt).toBe(`${coder!.system}\n${coder!.prompt}`);
   });
 
-  it("a coder reply unusable after its repair round is charged with the planner's call before it", async () => {
+  it("a coder reply unusable after its repair round is logged as a failed coder call after the planner's", async () => {
     const junk = { raw: "no code today" };
     const plan = {
       plan_text: ["Step 0: multiply", "Step 1: answer"],
@@ -570,16 +570,19 @@ agents:
     const s = await loop.run("What is 6 times 7?");
     expect(transport.unconsumed()).toEqual({});
     expect(s.status).toBe("failed");
-    const decisions = h.store.llmCalls(s.session_id).filter((c) => c.role === "decision");
-    expect(decisions.map((c) => [c.ok, c.attempts])).toEqual([
-      [false, 3],
-      [false, 3],
-    ]);
-    expect(decisions[0]!.raw_response).toMatch(/^planner: .*\ncoder: no code today$/s);
-    // 1 perception call, then twice a planner call and two coder calls.
-    expect(s.usage.llm_calls).toBe(7);
     const all = h.store.llmCalls(s.session_id);
+    // 1 perception call, then twice a planner call and a coder call of two attempts.
+    expect(all.map((c) => [c.role, c.ok, c.attempts])).toEqual([
+      ["perception", true, 1],
+      ["planner", true, 1],
+      ["coder", false, 2],
+      ["planner", true, 1],
+      ["coder", false, 2],
+    ]);
+    expect(all[2]!.raw_response).toBe("no code today");
+    expect(all[2]!.error).toMatch(/^MODEL_INVALID_OUTPUT: /);
+    expect(s.usage.llm_calls).toBe(7);
     expect(s.usage.tokens).toBe(all.reduce((n, c) => n + c.input_tokens + c.output_tokens, 0));
-    expect(decisions[0]!.input_tokens).toBeGreaterThan(0);
+    expect(all[2]!.input_tokens).toBeGreaterThan(0);
   });
 });

@@ -143,6 +143,46 @@ describe("a team's budgets", () => {
     expect(s.status).toBe("budget_exhausted");
   });
 
+  it("a planner-coder sub-agent with one model call left makes its planner call and stops before its coder call", async () => {
+    const withPc = `
+agents:
+  boss: { description: asks pc, subagents: [pc] }
+  pc:
+    description: Plans, then codes.
+    tools: [math.multiply]
+    decision: planner_coder
+    budgets: { max_llm_calls: 20 }
+`;
+    const { loop, transport } = teamRun(
+      h,
+      withPc,
+      "boss",
+      {
+        perception: [snap()],
+        decision: [code(PLAN, 0, `return await agents.pc({task: "multiply 6 by 7"});`)],
+        "pc.perception": [snap()],
+        "pc.planner": [{ ...subCode(""), code: undefined, brief: "multiply 6 by 7, report the product" }],
+        "pc.coder": [{ code: "return 42;" }],
+      },
+      { profile: budgets({ max_llm_calls: 4 }) },
+    );
+    const s = await loop.run("What is 6 * 7?");
+    // Boss spent two calls and pc its perception: the planner took the last one, the coder was never asked.
+    expect(transport.unconsumed()).toEqual({ "pc.coder": 1 });
+    const [item] = h.store.childSessions(s.session_id);
+    const child = h.store.getSession(item!.session_id);
+    expect([child.status, child.usage.llm_calls, child.steps]).toEqual(["budget_exhausted", 2, []]);
+    expect(child.status_reason).toBe(
+      `its caller boss (session ${s.session_id}) reached the model-call budget (4 calls): 2 by boss, 2 by its sub-agents`,
+    );
+    expect(h.store.llmCalls(child.session_id).map((c) => [c.role, c.ok])).toEqual([
+      ["perception", true],
+      ["planner", true],
+    ]);
+    expect(summarize(s).with_subagents).toMatchObject({ subagent_calls: 1, llm_calls: 4 });
+    expect(s.status).toBe("budget_exhausted");
+  });
+
   it("the root's budget reaches a sub-agent's sub-agent", async () => {
     const nested = `
 agents:
