@@ -21,13 +21,19 @@ it("records the bytes of a large answer that arrives in many reads", async () =>
   const records: ToolCallRecord[] = [];
   // Two-byte characters: a count of characters instead of bytes would be half the size.
   const text = "é".repeat(150_000);
+  const before = Date.now();
   expect(await hub.call("echo", { text }, { onRecord: (r) => records.push(r) })).toBe(text);
+  const after = Date.now();
   const result = { content: [{ type: "text", text: JSON.stringify(text) }] };
   const resultBytes = Buffer.byteLength(JSON.stringify(result));
   // The line also holds the JSON-RPC envelope: `"jsonrpc":"2.0","id":N` and the `result` key.
   expect(records[0]!.bytes).toBeGreaterThan(resultBytes);
   expect(records[0]!.bytes).toBeLessThan(resultBytes + 60);
-  expect(records[0]!.started_at).toBe(new Date(Date.parse(records[0]!.started_at)).toISOString());
+  // A canonical ISO time, within the call.
+  const started = records[0]!.started_at;
+  expect(started).toBe(new Date(Date.parse(started)).toISOString());
+  expect(Date.parse(started)).toBeGreaterThanOrEqual(before);
+  expect(Date.parse(started)).toBeLessThanOrEqual(after);
 });
 
 it("formats start times exactly as Date#toISOString does", () => {
