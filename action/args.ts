@@ -10,26 +10,8 @@
  *   when it is a safe integer; NaN, Infinity, a larger bigint, undefined inside a value, functions, symbols,
  *   Map and Set are refused with an error naming the field.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { ToolError, type ToolInfo } from "../core/index.js";
+import { ToolError, validateArgs, type ToolInfo } from "../core/index.js";
 import { Opaque } from "./codec.js";
-
-const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true, validateSchema: false });
-const validators = new WeakMap<object, ValidateFunction | null>();
-
-function validator(schema: Record<string, unknown>): ValidateFunction | null {
-  let fn = validators.get(schema);
-  if (fn === undefined) {
-    try {
-      fn = ajv.compile(schema);
-    } catch {
-      // A schema ajv cannot compile (unknown draft, broken $ref): the server stays the judge of its input.
-      fn = null;
-    }
-    validators.set(schema, fn);
-  }
-  return fn;
-}
 
 type Props = Record<string, Record<string, unknown>>;
 
@@ -130,25 +112,6 @@ function isWholeValueOfOnlyParam(tool: ToolInfo, arg: Record<string, unknown>): 
   return objectTyped && !Object.keys(arg).every((k) => k === names[0]);
 }
 
-function describe(e: ErrorObject): string {
-  const path = e.instancePath
-    .split("/")
-    .slice(1)
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .join(".");
-  const at = (name: string) => (path ? `${path}.${name}` : name);
-  if (e.keyword === "required")
-    return `missing required argument "${at((e.params as { missingProperty: string }).missingProperty)}"`;
-  if (e.keyword === "additionalProperties") {
-    return `unknown argument "${at((e.params as { additionalProperty: string }).additionalProperty)}"`;
-  }
-  if (e.keyword === "enum") {
-    const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
-    return `argument "${path || "(arguments)"}" must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`;
-  }
-  return `argument "${path || "(arguments)"}" ${e.message ?? "is invalid"}`;
-}
-
 /**
  * The arguments of one call (decoded sandbox values) → validated named JSON arguments with defaults, or a
  * ToolError TOOL_INVALID_ARGS whose message names the field and shows the signature. `plainJson`: the
@@ -183,14 +146,10 @@ export function toolArguments(tool: ToolInfo, args: unknown[], plainJson = false
       });
     });
   }
-  const check = tool.inputSchema ? validator(tool.inputSchema) : null;
-  if (check && !check(named)) {
-    const problems = [...new Set((check.errors ?? []).map(describe))];
-    throw new ToolError(
-      "TOOL_INVALID_ARGS",
-      name,
-      `${name}: ${problems.join("; ")} (signature: ${toolSignature(tool)})`,
-    );
-  }
-  return named;
+  if (!tool.inputSchema) return named;
+  // `named` is this call's own object: defaults go straight into it.
+  return validateArgs(name, tool.inputSchema, named, {
+    inPlace: true,
+    hint: ` (signature: ${toolSignature(tool)})`,
+  });
 }

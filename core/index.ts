@@ -7,3 +7,4 @@ export * from "./recorder.js";
 export * from "./usage.js";
 export * from "./session.js";
 export * from "./text.js";
+export * from "./tool-args.js";

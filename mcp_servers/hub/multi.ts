@@ -9,6 +9,7 @@ import { closest } from "fastest-levenshtein";
 import {
   ToolError,
   systemClock,
+  validateArgs,
   type CallOptions,
   type Clock,
   type ToolCallRecord,
@@ -20,7 +21,6 @@ import { ServerConnection, type ElicitationHandler } from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
 import { errorText, resultValue } from "./result.js";
 import type { SpawnFn } from "./stdio.js";
-import { validateArgs } from "./validate.js";
 
 export interface MultiMCPOptions {
   clock?: Clock;

@@ -183,7 +183,7 @@ describe("hub routing", () => {
   });
 
   it("fills schema defaults into a copy of the caller's arguments", async () => {
-    const { validateArgs } = await import("../validate.js");
+    const { validateArgs } = await import("../../../core/index.js");
     const schema = {
       type: "object",
       properties: { q: { type: "string" }, k: { type: "integer", default: 5 } },

@@ -1,11 +1,12 @@
 /**
- * Checks tool arguments against the tool's JSON Schema before anything is sent, with messages that name
- * the field. Ajv is the validator the MCP SDK itself depends on; compiled validators are cached per schema.
- * Defaults in the schema are filled in (`useDefaults`), as DESIGN.md's calling convention promises.
+ * Checks tool arguments against the tool's JSON Schema, with messages that name the field: the one check the
+ * sandbox (before a call leaves it) and the hub (before a call is sent) share. Ajv is the validator the MCP
+ * SDK itself depends on; compiled validators are cached per schema object. Defaults in the schema are filled
+ * in (`useDefaults`), as DESIGN.md's calling convention promises.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { ToolError } from "../../core/index.js";
+import { ToolError } from "./errors.js";
 
 const options = { strict: false, allErrors: true, useDefaults: true, validateSchema: false } as const;
 const draft7 = new Ajv(options);
@@ -49,23 +50,35 @@ function describe(e: ErrorObject): string {
     const extra = (e.params as { additionalProperty: string }).additionalProperty;
     return `unknown argument "${path ? `${path}.` : ""}${extra}"`;
   }
+  if (e.keyword === "enum") {
+    const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+    return `argument "${path || "(arguments)"}" must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`;
+  }
   return `argument "${path || "(arguments)"}" ${e.message ?? "is invalid"}`;
 }
 
+export interface CheckArgsOptions {
+  /** The arguments are the caller's own fresh object: defaults may be written into it (no copy). */
+  inPlace?: boolean;
+  /** Appended to the error message, e.g. " (signature: add(a: number, b: number))". */
+  hint?: string;
+}
+
 /**
- * The arguments to send: a copy of `args` with schema defaults filled in. Throws TOOL_INVALID_ARGS naming
- * every bad field.
+ * The arguments to send: `args` (or a copy of it, unless inPlace) with schema defaults filled in. Throws
+ * TOOL_INVALID_ARGS naming every bad field.
  */
 export function validateArgs(
   tool: string,
   schema: Record<string, unknown>,
   args: Record<string, unknown>,
+  options: CheckArgsOptions = {},
 ): Record<string, unknown> {
   const { fn, fillsDefaults } = compiled(schema);
   if (!fn) return args;
   // Defaults are written into the object; the caller's must stay as it was.
   let copy = args;
-  if (fillsDefaults) {
+  if (fillsDefaults && !options.inPlace) {
     try {
       copy = structuredClone(args);
     } catch {
@@ -75,5 +88,5 @@ export function validateArgs(
   if (fn(copy)) return copy;
   const errors = (fn.errors ?? []).map(describe);
   const unique = [...new Set(errors)];
-  throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${unique.join("; ")}`);
+  throw new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${unique.join("; ")}${options.hint ?? ""}`);
 }
