@@ -9,9 +9,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ToolError } from "../../core/index.js";
 import { MultiMCP } from "../index.js";
-import { DOCUMENTS_SERVER, gone } from "../hub/tests/helpers.js";
+import { DOCUMENTS_SERVER, failure, gone } from "../hub/tests/helpers.js";
 import { makePdf } from "../testing/pdf.js";
 import { SAMPLES_DIR } from "./server.js";
 import { DocumentIndex } from "./store.js";
@@ -126,15 +125,6 @@ describe("documents server through the hub", () => {
     http.close();
     expect(await gone([pid])).toEqual([]);
   });
-
-  async function failure(p: Promise<unknown>): Promise<ToolError> {
-    const e = await p.then(
-      () => undefined,
-      (err: unknown) => err,
-    );
-    expect(e).toBeInstanceOf(ToolError);
-    return e as ToolError;
-  }
 
   it("offers the four document tools (and reindex) with output schemas", () => {
     const names = hub.tools().map((t) => t.name);

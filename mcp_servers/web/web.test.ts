@@ -8,11 +8,10 @@ import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ToolError } from "../../core/index.js";
 import { EgressPolicy, nonPublicKind, UrlRefused } from "../common/egress.js";
 import { fetchText } from "../common/fetch.js";
 import { MultiMCP } from "../index.js";
-import { WEB_SERVER, gone } from "../hub/tests/helpers.js";
+import { WEB_SERVER, gone, failure } from "../hub/tests/helpers.js";
 import { RateLimited, RateLimiter } from "./limiter.js";
 import { createWebServer } from "./server.js";
 import { parseDuckDuckGo } from "./search.js";
@@ -124,15 +123,6 @@ async function withWeb(
     await hub.close();
     expect(await gone([pid])).toEqual([]);
   }
-}
-
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ToolError);
-  return e as ToolError;
 }
 
 describe("web server", () => {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ToolError } from "../../../core/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions, type SpawnFn } from "../../index.js";
 import { ChildStdioTransport } from "../stdio.js";
-import { FAULT_SERVER, MATH_SERVER, gone } from "./helpers.js";
+import { FAULT_SERVER, MATH_SERVER, gone, failure } from "./helpers.js";
 
 interface Harness {
   hub: MultiMCP;
@@ -53,15 +53,6 @@ async function start(
   const h = { hub, pids, events };
   open.push(h);
   return h;
-}
-
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ToolError);
-  return e as ToolError;
 }
 
 const state = (hub: MultiMCP, id: string) => hub.status().find((s) => s.id === id)!;

@@ -1,7 +1,8 @@
-/** Shared bits of the hub tests: paths of compiled servers and a check that processes are gone. */
+/** Shared bits of the hub tests: paths of compiled servers, the ToolError a call fails with, and a check that processes are gone. */
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { PACKAGE_ROOT } from "../../../core/index.js";
+import { expect } from "vitest";
+import { PACKAGE_ROOT, ToolError } from "../../../core/index.js";
 
 export const MATH_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js");
 export const FAULT_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/fault_server.js");
@@ -35,4 +36,14 @@ export async function gone(pids: (number | undefined)[], withinMs = 5000): Promi
     left = left.filter(alive);
   }
   return left;
+}
+
+/** The ToolError `p` rejects with (the test fails if it resolves or rejects with anything else). */
+export async function failure(p: Promise<unknown>): Promise<ToolError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(ToolError);
+  return e as ToolError;
 }

@@ -5,9 +5,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
-import { ToolError } from "../../../core/index.js";
 import { MultiMCP } from "../../index.js";
-import { MATH_SERVER, gone } from "./helpers.js";
+import { MATH_SERVER, gone, failure } from "./helpers.js";
 
 const children: ChildProcess[] = [];
 afterAll(async () => {
@@ -37,15 +36,6 @@ async function startHttpMath(port = 0): Promise<{ child: ChildProcess; url: stri
     child.once("exit", (code) => reject(new Error(`math --http exited with ${code}`)));
   });
   return { child, url };
-}
-
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ToolError);
-  return e as ToolError;
 }
 
 describe("Streamable HTTP", () => {

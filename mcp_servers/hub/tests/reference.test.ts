@@ -7,9 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ToolError } from "../../../core/index.js";
 import { MultiMCP, type HubEvent } from "../../index.js";
-import { gone, referenceServerBin } from "./helpers.js";
+import { gone, referenceServerBin, failure } from "./helpers.js";
 
 let hub: MultiMCP;
 let dir: string;
@@ -52,15 +51,6 @@ afterAll(async () => {
   expect(await gone(pids)).toEqual([]);
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(ToolError);
-  return e as ToolError;
-}
 
 describe("reference servers over stdio", () => {
   it("connects all three in parallel and lists their tools", () => {
