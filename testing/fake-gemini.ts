@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PerceptionSnapshot, DecisionOutput, modelJsonSchema } from "../core/index.js";
+import { readBody, sendJson } from "./http.js";
 
 export interface FakeGeminiRequest {
   /** The model id from the URL, e.g. "gemini-flash-latest". */
@@ -90,7 +91,8 @@ export async function startFakeGemini(options: { handler: FakeGeminiHandler }): 
   const pending = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
     void serve(req, res).catch((e: unknown) => {
-      if (!res.headersSent) send(res, 500, { error: { code: 500, message: String(e), status: "INTERNAL" } });
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { code: 500, message: String(e), status: "INTERNAL" } });
     });
   });
 
@@ -98,7 +100,7 @@ export async function startFakeGemini(options: { handler: FakeGeminiHandler }): 
     const m = /^\/v1beta\/models\/([^/:]+):generateContent(?:\?.*)?$/.exec(req.url ?? "");
     const text = await readBody(req);
     if (req.method !== "POST" || !m) {
-      return send(res, 404, {
+      return sendJson(res, 404, {
         error: { code: 404, message: `no route ${req.method} ${req.url}`, status: "NOT_FOUND" },
       });
     }
@@ -106,7 +108,7 @@ export async function startFakeGemini(options: { handler: FakeGeminiHandler }): 
     try {
       body = JSON.parse(text) as GeminiRequestBody;
     } catch {
-      return send(res, 400, {
+      return sendJson(res, 400, {
         error: { code: 400, message: "Invalid JSON payload", status: "INVALID_ARGUMENT" },
       });
     }
@@ -191,7 +193,7 @@ function write(res: ServerResponse, req: FakeGeminiRequest, reply: FakeGeminiRep
         ...(details.length ? { details } : {}),
       },
     };
-    return send(res, reply.status, body);
+    return sendJson(res, reply.status, body);
   }
   const usageMetadata = (u: FakeUsage | undefined, out: string) => {
     const input = u?.input ?? Math.ceil((req.systemText.length + req.userText.length) / 4);
@@ -206,21 +208,21 @@ function write(res: ServerResponse, req: FakeGeminiRequest, reply: FakeGeminiRep
   };
   const envelope = { modelVersion: req.model, responseId: `fake-${req.n}` };
   if ("blocked" in reply) {
-    return send(res, 200, {
+    return sendJson(res, 200, {
       promptFeedback: { blockReason: reply.blocked },
       usageMetadata: usageMetadata(reply.usage, ""),
       ...envelope,
     });
   }
   if ("empty" in reply) {
-    return send(res, 200, {
+    return sendJson(res, 200, {
       candidates: reply.noCandidates ? [] : [{ content: { role: "model" }, finishReason: "STOP", index: 0 }],
       usageMetadata: usageMetadata(undefined, ""),
       ...envelope,
     });
   }
   const text = "json" in reply ? JSON.stringify(reply.json) : reply.text;
-  return send(res, 200, {
+  return sendJson(res, 200, {
     candidates: [
       {
         content: { parts: [{ text }], role: "model" },
@@ -230,24 +232,6 @@ function write(res: ServerResponse, req: FakeGeminiRequest, reply: FakeGeminiRep
     ],
     usageMetadata: usageMetadata(reply.usage, text),
     ...envelope,
-  });
-}
-
-function send(res: ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=UTF-8",
-    "content-length": Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
   });
 }
 

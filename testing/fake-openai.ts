@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readBody, sendJson } from "./http.js";
 
 export interface FakeOpenAIRequest {
   model: string;
@@ -61,7 +62,7 @@ export async function startFakeOpenAI(options: {
         object: "model",
         owned_by: "fake",
       }));
-      return send(res, 200, { object: "list", data });
+      return sendJson(res, 200, { object: "list", data });
     }
     if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
       return sendError(res, 404, `no route ${req.method} ${req.url}`);
@@ -114,7 +115,7 @@ export async function startFakeOpenAI(options: {
     const usage = "refusal" in reply ? undefined : reply.usage;
     const input = usage?.input ?? Math.ceil((record.systemText.length + record.userText.length) / 4);
     const output = usage?.output ?? Math.ceil((content ?? "").length / 4);
-    send(res, 200, {
+    sendJson(res, 200, {
       id: `chatcmpl-fake-${record.n}`,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
@@ -151,24 +152,5 @@ function sendError(
   type = "server_error",
   headers: Record<string, string> = {},
 ) {
-  send(res, status, { error: { message, type, param: null, code: null } }, headers);
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
+  sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
 }
