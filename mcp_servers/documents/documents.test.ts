@@ -3,7 +3,7 @@
  * real server process through the hub (search, read, PDF, HTML from a path and from a 127.0.0.1 URL that
  * PDA_WEB_ALLOW_PRIVATE allows; other private addresses and non-http schemes are refused).
  */
-import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -78,7 +78,48 @@ describe("document index", () => {
     expect(hits[0]!.snippet).toMatch(/\*\*Babbage\*\*|\*\*Difference\*\*/);
     const doc = await index.document(hits[0]!.path);
     expect(doc.text.slice(hits[0]!.start)).toMatch(/Babbage/);
-    expect(() => index.resolveInside("../outside.md")).toThrow(/outside the document folder/);
+    await expect(index.read("../outside.md")).rejects.toThrow(/outside the document folder/);
+    index.close();
+  });
+
+  it("resolves symbolic links before the containment check, for indexing and for reading", async () => {
+    const secrets = join(tmp, "secrets");
+    mkdirSync(secrets);
+    writeFileSync(join(secrets, "secret.txt"), "Passwords\n\nThe vault code is aardvark-42.\n");
+    writeFileSync(join(secrets, "secret.md"), "# Secret\n\nThe vault code is aardvark-42.\n");
+    const root = freshFolder("links");
+    symlinkSync(join(secrets, "secret.txt"), join(root, "leak.txt")); // a file link out
+    symlinkSync(secrets, join(root, "linked")); // a folder link out
+    mkdirSync(join(root, "sub"));
+    symlinkSync("../../secrets", join(root, "sub", "up")); // a relative link out, one folder down
+    symlinkSync("tabletop_robot_safety.txt", join(root, "alias.txt")); // a link that stays inside
+    symlinkSync("loop", join(root, "loop.md")); // a link to itself
+    // The root named through a link of its own: its real path is the folder, so inside stays inside.
+    const rootLink = join(tmp, "links-root");
+    symlinkSync(root, rootLink);
+
+    const index = DocumentIndex.open(rootLink, ":memory:");
+    const report = await index.sync();
+    expect(report.failed.map((f) => f.path).sort()).toEqual(["leak.txt", "linked", "sub/up"]);
+    expect(report.failed[0]!.error).toMatch(/symbolic link that leads outside/);
+    expect(report.added).not.toContain("alias.txt");
+    expect(index.search("aardvark vault", 5)).toEqual([]);
+
+    const outside = /leads outside the document folder/;
+    for (const path of [
+      "leak.txt",
+      "linked/secret.md",
+      "sub/up/secret.md",
+      join(rootLink, "linked", "secret.txt"), // absolute, through the root's link
+      "linked/not_there.md", // a missing file under a link out: refused, not "no such document"
+    ]) {
+      await expect(index.document(path), path).rejects.toThrow(outside);
+      await expect(index.read(path), path).rejects.toThrow(outside);
+    }
+    expect((await index.document("alias.txt")).text).toMatch(/^Tabletop robot/);
+    expect((await index.document("sub/../tabletop_robot_safety.txt")).path).toBe("tabletop_robot_safety.txt");
+    await expect(index.document("loop.md")).rejects.toThrow(/loop\.md: .*ELOOP|symbolic link/);
+    await expect(index.document("missing.md")).rejects.toThrow(/missing\.md: no such document/);
     index.close();
   });
 });
@@ -220,6 +261,38 @@ describe("documents server through the hub", () => {
     expect(outside.message).toMatch(/outside the document folder/);
     const missing = await failure(hub.call("read_document", { path: "no_such.md" }));
     expect(missing.message).toMatch(/no such document/);
+  });
+
+  it("refuses every tool a symbolic link that leads out of the folder", async () => {
+    const away = join(tmp, "away");
+    mkdirSync(away);
+    writeFileSync(join(away, "secret.md"), "# Away\n\nThe vault code is aardvark-42.\n");
+    writeFileSync(
+      join(away, "secret.html"),
+      "<html><body><p>The vault code is aardvark-42.</p></body></html>",
+    );
+    writeFileSync(join(away, "secret.pdf"), makePdf([["The vault code is aardvark-42."]], "Away"));
+    symlinkSync(join(away, "secret.md"), join(root, "leak.md"));
+    symlinkSync(join(away, "secret.pdf"), join(root, "leak.pdf"));
+    symlinkSync(away, join(root, "away"));
+    const calls: [string, Record<string, string>][] = [
+      ["read_document", { path: "leak.md" }],
+      ["read_document", { path: "away/secret.md" }],
+      ["extract_pdf", { path: "leak.pdf" }],
+      ["extract_pdf", { path: "away/secret.pdf" }],
+      ["convert_html_to_markdown", { path_or_url: "away/secret.html" }],
+    ];
+    for (const [tool, args] of calls) {
+      const e = await failure(hub.call(tool, args));
+      expect(e.message, `${tool} ${JSON.stringify(args)}`).toMatch(/leads outside the document folder/);
+      expect(e.message).not.toMatch(/aardvark/);
+    }
+    const report = (await hub.call("reindex_documents", {})) as { failed: { path: string }[] };
+    expect(report.failed.map((f) => f.path).sort()).toEqual(["away", "leak.md", "leak.pdf"]);
+    const found = (await hub.call("search_stored_documents", { query: "aardvark vault" })) as {
+      results: unknown[];
+    };
+    expect(found.results).toEqual([]);
   });
 
   it("picks up a new file on reindex_documents", async () => {

@@ -10,7 +10,6 @@
 import { createHash } from "node:crypto";
 import { answer as answerWith } from "../common/answer.js";
 import { mkdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -137,14 +136,8 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
     },
     ({ path }) =>
       answer(async () => {
-        const abs = index.resolveInside(path);
-        if (!abs.toLowerCase().endsWith(".pdf")) throw new DocumentError(`${path} is not a .pdf file`);
-        let bytes: Buffer;
-        try {
-          bytes = await readFile(abs);
-        } catch (e) {
-          throw new DocumentError(`${path}: ${(e as Error).message}`);
-        }
+        if (!path.toLowerCase().endsWith(".pdf")) throw new DocumentError(`${path} is not a .pdf file`);
+        const { bytes } = await index.read(path);
         const pdf = await extractPdf(bytes, path);
         return { path, title: pdf.title, pages: pdf.pages ?? 0, ...cap(pdf.text) };
       }),
@@ -169,12 +162,7 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
           html = got.text;
           truncatedFetch = got.truncated;
         } else {
-          try {
-            html = await readFile(index.resolveInside(path_or_url), "utf8");
-          } catch (e) {
-            if (e instanceof DocumentError) throw e;
-            throw new DocumentError(`${path_or_url}: ${(e as Error).message}`);
-          }
+          html = (await index.read(path_or_url)).bytes.toString("utf8");
         }
         const { title, markdown } = htmlToMarkdown(html);
         const capped = cap(markdown);

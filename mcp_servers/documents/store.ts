@@ -4,10 +4,13 @@
  * content hash did not change is not read again; deleted files leave the index.
  */
 import { createHash } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { readdir } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
 import Database from "better-sqlite3";
 import { chunk, extract, kindOf, type DocumentKind } from "./extract.js";
+import { DocumentError, locate, readInside, readLocated } from "./folder.js";
+
+export { DocumentError };
 
 const SCHEMA_VERSION = 1;
 const MIGRATIONS: Record<number, string> = {
@@ -51,8 +54,6 @@ export interface DocumentText {
   pages?: number;
 }
 
-export class DocumentError extends Error {}
-
 const SKIP_DIRS = new Set(["node_modules", ".git", "dist"]);
 
 export class DocumentIndex {
@@ -87,21 +88,19 @@ export class DocumentIndex {
     this.db.close();
   }
 
-  /** An absolute path for `path` (relative to the root, or absolute) that must stay inside the root. */
-  resolveInside(path: string): string {
-    const abs = isAbsolute(path) ? resolve(path) : resolve(this.root, path);
-    const rel = relative(this.root, abs);
-    if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
-      throw new DocumentError(`${path} is outside the document folder ${this.root}`);
-    }
-    return abs;
+  /**
+   * The bytes of the file at `path` (relative to the root, or absolute), which must lie inside the root with
+   * every symbolic link resolved. Throws DocumentError naming the path otherwise.
+   */
+  read(path: string): Promise<{ rel: string; bytes: Buffer }> {
+    return readInside(this.root, path);
   }
 
   private relPath(abs: string): string {
     return relative(this.root, abs).split(sep).join("/");
   }
 
-  private async walk(dir: string, out: string[]): Promise<void> {
+  private async walk(dir: string, out: string[], links: string[]): Promise<void> {
     let entries;
     try {
       entries = await readdir(dir, { withFileTypes: true });
@@ -112,8 +111,11 @@ export class DocumentIndex {
       if (entry.name.startsWith(".")) continue;
       const abs = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (!SKIP_DIRS.has(entry.name)) await this.walk(abs, out);
+        if (!SKIP_DIRS.has(entry.name)) await this.walk(abs, out, links);
       } else if (entry.isFile() && kindOf(entry.name)) out.push(abs);
+      // Links are not walked: one that leads inside the folder reaches what is indexed under its own path
+      // anyway, and one that leads outside must not be read (doSync reads through locate() all the same).
+      else if (entry.isSymbolicLink()) links.push(abs);
     }
   }
 
@@ -127,7 +129,21 @@ export class DocumentIndex {
     const started = Date.now();
     const report: SyncReport = { added: [], updated: [], removed: [], unchanged: 0, failed: [], ms: 0 };
     const files: string[] = [];
-    await this.walk(this.root, files);
+    const links: string[] = [];
+    await this.walk(this.root, files, links);
+    for (const abs of links) {
+      // Named in the report when it leads out, so a user who linked a folder in learns why it is missing.
+      const outside = await locate(this.root, abs).then(
+        () => false,
+        (e: unknown) => e instanceof DocumentError,
+      );
+      if (outside) {
+        report.failed.push({
+          path: this.relPath(abs),
+          error: "a symbolic link that leads outside the document folder; not indexed",
+        });
+      }
+    }
     const known = new Map(
       (this.db.prepare("SELECT path, hash FROM documents").all() as { path: string; hash: string }[]).map(
         (r) => [r.path, r.hash],
@@ -150,7 +166,7 @@ export class DocumentIndex {
       const path = this.relPath(abs);
       seen.add(path);
       try {
-        const bytes = await readFile(abs);
+        const { bytes } = await this.read(abs);
         const hash = createHash("sha256").update(bytes).digest("hex");
         if (known.get(path) === hash) {
           report.unchanged++;
@@ -206,8 +222,7 @@ export class DocumentIndex {
 
   /** A document's extracted text: from the index when present, else read and extracted now. */
   async document(path: string): Promise<DocumentText> {
-    const abs = this.resolveInside(path);
-    const rel = this.relPath(abs);
+    const { rel, real } = await locate(this.root, path);
     const row = this.db
       .prepare("SELECT path, title, kind, text, pages FROM documents WHERE path = ?")
       .get(rel) as
@@ -220,17 +235,10 @@ export class DocumentIndex {
         text: row.text,
         ...(row.pages !== null && { pages: row.pages }),
       };
-    if (!kindOf(abs))
+    if (!kindOf(rel))
       throw new DocumentError(`${path}: not a document kind the index reads (.md .txt .html .pdf)`);
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(abs);
-    } catch (e) {
-      throw new DocumentError(
-        `${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such document" : (e as Error).message}`,
-      );
-    }
-    return this.extractBytes(abs, bytes);
+    const bytes = await readLocated(real, path);
+    return this.extractBytes(join(this.root, rel), bytes);
   }
 
   count(): number {
