@@ -2,6 +2,7 @@
  * Runs a bundled MCP server over stdio (the default) or, with `--http [host:]port`, over Streamable HTTP.
  * Over HTTP each client session gets its own McpServer from `create`, as the SDK binds one server to one
  * transport. The listening URL is printed on stdout (`listening <url>`) so a parent can read the port.
+ * Requests whose Host or Origin is not loopback (or allowed by `--allow-host`) are refused: rebinding.ts.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -10,6 +11,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { HostGuard } from "./rebinding.js";
 
 export interface ServeOptions {
   /** Called once when the process is about to exit (close databases and the like). */
@@ -32,8 +34,11 @@ export async function serve(
     return;
   }
   const spec = argv[i + 1] ?? "127.0.0.1:0";
-  const [host, port] = spec.includes(":") ? spec.split(":") : ["127.0.0.1", spec];
-  await serveHttp(create, host ?? "127.0.0.1", Number(port ?? 0), options);
+  // host:port, [v6]:port or a bare port.
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(spec);
+  const host = m ? (m[1] ?? m[2]) || "127.0.0.1" : "127.0.0.1";
+  const port = Number(m ? m[3] : spec);
+  await serveHttp(create, host, port, HostGuard.fromArgs(argv, host), options);
 }
 
 let shuttingDown = false;
@@ -64,12 +69,16 @@ async function serveHttp(
   create: () => McpServer,
   host: string,
   port: number,
+  guard: HostGuard,
   options: ServeOptions,
 ): Promise<void> {
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
 
   const http = createServer((req, res) => {
     void (async () => {
+      // Before anything else, so a rebound page gets no session, no server and no hint of the routes.
+      const refused = guard.refusal(req.headers);
+      if (refused) return reply(res, 403, refused);
       const url = new URL(req.url ?? "/", "http://x");
       if (url.pathname !== "/mcp") return reply(res, 404, "not found: use /mcp");
       const sid = req.headers["mcp-session-id"];
@@ -110,7 +119,8 @@ async function serveHttp(
     http.listen(port, host, resolve);
   });
   const addr = http.address() as AddressInfo;
-  process.stdout.write(`listening http://${host}:${addr.port}/mcp\n`);
+  const shown = host.includes(":") ? `[${host}]` : host;
+  process.stdout.write(`listening http://${shown}:${addr.port}/mcp\n`);
 
   const stop = async () => {
     for (const { server } of sessions.values()) await server.close().catch(() => {});

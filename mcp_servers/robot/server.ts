@@ -34,6 +34,7 @@ export function serverOptions(argv: string[], env: NodeJS.ProcessEnv = process.e
       "max-actions": { type: "string" },
       report: { type: "string" },
       http: { type: "string" },
+      "allow-host": { type: "string", multiple: true },
     },
     strict: true,
   });
