@@ -1,6 +1,5 @@
 /** Text out of the document kinds the index understands: Markdown, plain text, HTML and PDF. */
 import { basename, extname } from "node:path";
-import { extractText as pdfText, getDocumentProxy, getMeta } from "unpdf";
 import { htmlToMarkdown } from "../common/html.js";
 
 export type DocumentKind = "markdown" | "text" | "html" | "pdf";
@@ -29,6 +28,8 @@ export class ExtractError extends Error {}
 
 /** Pages are separated by a blank line and a form feed, so offsets stay stable and pages stay visible. */
 export async function extractPdf(bytes: Uint8Array, name: string): Promise<Extracted> {
+  // Loaded at the first PDF, not at start: the server must answer initialize quickly (#16).
+  const { extractText: pdfText, getDocumentProxy, getMeta } = await import("unpdf");
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     pdf = await getDocumentProxy(new Uint8Array(bytes));

@@ -16,7 +16,8 @@ import { parseArgs } from "node:util";
 import envPaths from "env-paths";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { PACKAGE_ROOT } from "../../core/index.js";
+// Not core/index.js: that loads every core schema, and a server process should start lean (#16).
+import { PACKAGE_ROOT } from "../../core/paths.js";
 import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText } from "../common/fetch.js";
 import { htmlToMarkdown } from "../common/html.js";

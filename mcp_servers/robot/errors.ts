@@ -1,5 +1,6 @@
 /** Misuse of the simulator (not a motion failure, which is an observation): the MCP tools turn these into isError results. */
-import { PdaError } from "../../core/index.js";
+// Not core/index.js: that loads every core schema, and the server process should start lean (#16).
+import { PdaError } from "../../core/errors.js";
 
 export type RobotErrorCode =
   | "NO_EPISODE"
