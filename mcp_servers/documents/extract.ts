@@ -54,7 +54,8 @@ export async function extract(path: string, bytes: Uint8Array): Promise<Extracte
     case "pdf":
       return extractPdf(bytes, path);
     case "html": {
-      const { title, markdown } = htmlToMarkdown(utf8());
+      // An HtmlError (too complex) fails this one file in the index report, like an unreadable PDF.
+      const { title, markdown } = await htmlToMarkdown(utf8());
       return { title: title || basename(path), text: markdown };
     }
     case "markdown": {

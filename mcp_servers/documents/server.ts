@@ -20,7 +20,7 @@ import { z } from "zod";
 import { PACKAGE_ROOT } from "../../core/paths.js";
 import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText } from "../common/fetch.js";
-import { htmlToMarkdown } from "../common/html.js";
+import { HtmlError, htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
 import { ExtractError, extractPdf } from "./extract.js";
 import { DocumentError, DocumentIndex } from "./store.js";
@@ -34,7 +34,7 @@ export interface DocumentsOptions {
   egress?: EgressPolicy;
 }
 
-const EXPECTED = [DocumentError, ExtractError, FetchError, UrlRefused];
+const EXPECTED = [DocumentError, ExtractError, FetchError, UrlRefused, HtmlError];
 /** Expected failures become isError results with their message; anything else is a bug and propagates. */
 const answer = <T extends Record<string, unknown>>(compute: () => Promise<T>) =>
   answerWith(EXPECTED, compute);
@@ -165,13 +165,13 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
         } else {
           html = (await index.read(path_or_url)).bytes.toString("utf8");
         }
-        const { title, markdown } = htmlToMarkdown(html);
+        const { title, markdown, truncated: cut } = await htmlToMarkdown(html);
         const capped = cap(markdown);
         return {
           source: path_or_url,
           title,
           markdown: capped.text,
-          truncated: capped.truncated || truncatedFetch,
+          truncated: capped.truncated || truncatedFetch || cut,
         };
       }),
   );

@@ -17,7 +17,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
-import { htmlToMarkdown } from "../common/html.js";
+import { HtmlError, htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
 import { RateLimited, RateLimiter } from "./limiter.js";
 import { DEFAULT_ENDPOINT, webSearch, type SearchEndpoint, type SearchKind } from "./search.js";
@@ -29,7 +29,7 @@ export interface WebOptions {
   egress?: EgressPolicy;
 }
 
-const EXPECTED = [FetchError, UrlRefused, RateLimited];
+const EXPECTED = [FetchError, UrlRefused, RateLimited, HtmlError];
 /** Expected failures become isError results with their message; anything else is a bug and propagates. */
 const answer = <T extends Record<string, unknown>>(compute: () => Promise<T>) =>
   answerWith(EXPECTED, compute);
@@ -83,8 +83,12 @@ export function createWebServer(options: WebOptions = {}): McpServer {
           );
         }
         const isHtml = /html/i.test(type) || (!type && /<html|<body|<p[\s>]/i.test(page.text));
-        const { title, markdown } = isHtml ? htmlToMarkdown(page.text) : { title: "", markdown: page.text };
-        const truncated = page.truncated || markdown.length > max_chars;
+        const {
+          title,
+          markdown,
+          truncated: cut,
+        } = isHtml ? await htmlToMarkdown(page.text) : { title: "", markdown: page.text, truncated: false };
+        const truncated = page.truncated || cut || markdown.length > max_chars;
         return {
           url: page.url,
           final_url: page.finalUrl,

@@ -57,6 +57,9 @@ beforeAll(async () => {
       case "/to-file":
         res.writeHead(307, { location: "file:///etc/passwd" });
         return res.end();
+      case "/hostile":
+        res.writeHead(200, { "content-type": "text/html" });
+        return res.end("<b>".repeat(100_000) + "deep");
       case "/plain":
         res.writeHead(200, { "content-type": "text/plain" });
         return res.end("just text ".repeat(50));
@@ -137,6 +140,16 @@ describe("web server", () => {
           content_type: "text/html",
           markdown: "# Heading\n\nBody with a [link](/x).",
           truncated: false,
+        });
+        // Hostile HTML ends with a typed error (or a result) within the budget, and the server carries on.
+        const hostile = await hub.call("fetch_url_as_markdown", { url: `${base}/hostile` }).then(
+          (value) => ({ value }),
+          (e: unknown) => ({ error: (e as Error).message }),
+        );
+        if ("error" in hostile) expect(hostile.error).toMatch(/nested too deeply|too complex to convert/);
+        else expect(hostile.value).toMatchObject({ markdown: expect.stringContaining("deep") });
+        expect(await hub.call("fetch_url_as_markdown", { url: `${base}/article` })).toMatchObject({
+          title: "An article",
         });
         const plain = (await hub.call("fetch_url_as_markdown", { url: `${base}/plain`, max_chars: 100 })) as {
           markdown: string;
