@@ -13,6 +13,7 @@ import {
   type JSONRPCResultResponse,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_ANSWER_BYTES } from "./http-cap.js";
 import { descendants, signalAll } from "./proctree.js";
 
 export type SpawnFn = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
@@ -31,7 +32,7 @@ export interface StdioParams {
 
 const STDERR_TAIL_LINES = 20;
 /** A single stdout line longer than this means the stream cannot be trusted (the SDK uses the same). */
-const MAX_LINE_BYTES = 10 * 1024 * 1024;
+const MAX_LINE_BYTES = MAX_ANSWER_BYTES;
 const KILL_WAIT_MS = 1500;
 
 /** Every child a transport started and has not seen exit, so a dying host can still kill them. */
