@@ -20,6 +20,7 @@ import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput
 import { ServerConnection, type ElicitationHandler } from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
 import { cleanError, cleanEvent } from "./edge.js";
+import { LogLimiter } from "./log-limit.js";
 import { SEPARATOR, buildRoutes, resolveName, type Routes } from "./names.js";
 import { errorText, resultValue } from "./result.js";
 import type { SpawnFn } from "./stdio.js";
@@ -52,10 +53,12 @@ export class MultiMCP implements ToolHost {
   /** Tool name warnings already emitted, so a tools/list_changed does not repeat them. */
   private readonly warned = new Set<string>();
   private readonly clock: Clock;
+  private readonly logs: LogLimiter;
   private closed = false;
 
   private constructor(config: HubConfig, options: MultiMCPOptions) {
     this.clock = options.clock ?? systemClock;
+    this.logs = new LogLimiter(() => this.clock.now());
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     const baseEnv = options.baseEnv ?? getDefaultEnvironment();
@@ -122,7 +125,11 @@ export class MultiMCP implements ToolHost {
   }
 
   private emit(raw: HubEvent): void {
-    const event = cleanEvent(raw);
+    const kept = raw.type === "log" ? this.logs.admit(raw) : raw;
+    if (kept) this.deliver(cleanEvent(kept));
+  }
+
+  private deliver(event: HubEvent): void {
     for (const listener of this.eventListeners) {
       try {
         listener(event);
@@ -216,6 +223,8 @@ export class MultiMCP implements ToolHost {
         // a listener's bug must not fail the call
       }
     }
+    const dropped = this.logs.callEnded(record.server);
+    if (dropped) this.deliver(dropped);
   }
 
   /** Resources of every ready server (servers without the capability are skipped). */
@@ -279,6 +288,7 @@ export class MultiMCP implements ToolHost {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.servers.values()].map((s) => s.close()));
+    for (const dropped of this.logs.flush()) this.deliver(dropped);
   }
 }
 

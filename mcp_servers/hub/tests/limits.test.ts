@@ -1,11 +1,11 @@
 /**
  * Bounds on what a server can make the hub hold (issue #24): an HTTP answer past the cap fails that call
- * typed while memory stays bounded and the session stays usable.
+ * typed while memory stays bounded and the session stays usable; a log flood is capped, the rest counted.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
-import { MultiMCP } from "../../index.js";
+import { MultiMCP, type HubEvent } from "../../index.js";
 import { HOSTILE_SERVER, failure, gone } from "./helpers.js";
 
 const children: ChildProcess[] = [];
@@ -54,6 +54,30 @@ describe("HTTP answer cap", () => {
       console.log(`rss growth during the 30 MB answer: ${((peak - before) / 1048576).toFixed(1)} MB`);
       expect(peak - before).toBeLessThan(30 * 1024 * 1024);
       expect(typeof (await hub.call("big.pid", {}))).toBe("number");
+    } finally {
+      await hub.close();
+    }
+  });
+});
+
+describe("log limits", () => {
+  it("a flood of 20,000 log messages keeps at most the per-call cap and counts the rest in one entry", async () => {
+    const logs: Extract<HubEvent, { type: "log" }>[] = [];
+    const hub = await MultiMCP.start(
+      { servers: [{ id: "noisy", command: process.execPath, args: [HOSTILE_SERVER], timeout_ms: 60_000 }] },
+      { onEvent: (e) => e.type === "log" && logs.push(e) },
+    );
+    try {
+      expect(await hub.call("noisy.flood", { n: 20_000 })).toEqual({ sent: 20_000 });
+      const kept = logs.filter((e) => e.logger === "flood");
+      const reports = logs.filter((e) => e.logger === "pda");
+      expect(kept.length).toBeGreaterThan(0);
+      expect(kept.length).toBeLessThanOrEqual(500);
+      expect(reports).toHaveLength(1);
+      const dropped = Number(
+        /^(\d+) more log messages from noisy dropped/.exec(String(reports[0]!.data))?.[1],
+      );
+      expect(kept.length + dropped).toBe(20_000);
     } finally {
       await hub.close();
     }
