@@ -97,8 +97,9 @@ export class ChildStdioTransport implements Transport {
       windowsHide: true,
       // At a terminal, Ctrl-C goes to the whole foreground process group: servers in it would die with every
       // interrupt (and a simulator lose its episode) while pda asks the person what to do. A session of their
-      // own keeps them out of it; the exit hook above still kills them when pda exits (the watchdog, when pda is SIGKILLed). Without a terminal
-      // (batch, CI) they stay in pda's group: their own session made calls slower under heavy load.
+      // own keeps them out of it; the exit hook above still kills them when pda exits, and the watchdog when
+      // pda is SIGKILLed. Without a terminal (batch, CI) they stay in pda's group: their own session made calls
+      // slower under heavy load.
       detached: !!process.stdin.isTTY,
     });
     this.child = child;
