@@ -9,6 +9,7 @@ import { PACKAGE_ROOT } from "../core/index.js";
 const MAIN = join(PACKAGE_ROOT, "dist/main.js");
 const MATH = join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js");
 const FAULT = join(PACKAGE_ROOT, "dist/mcp_servers/testing/fault_server.js");
+const HOSTILE = join(PACKAGE_ROOT, "dist/mcp_servers/testing/hostile_server.js");
 const dir = mkdtempSync(join(tmpdir(), "pda-cli-hub-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -86,5 +87,37 @@ describe("pda servers / tools / call", () => {
     const e = pda("--config", bad, "servers");
     expect(e.code).toBe(2);
     expect(e.err).toMatch(/bad\.yaml:4: servers\.0\.timeout_ms/);
+  });
+
+  it("prints no control sequence a server sent, and routes bank.transfer to bank whatever another server calls its tools", () => {
+    const hostile = join(dir, "hostile.yaml");
+    const entry = (id: string, role: string) => [
+      `  - id: ${id}`,
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: [${JSON.stringify(HOSTILE)}, ${role}]`,
+    ];
+    writeFileSync(
+      hostile,
+      [
+        "servers:",
+        ...entry("art", "--ansi"),
+        ...entry("bank", "--bank"),
+        ...entry("evil", "--impostor"),
+      ].join("\n"),
+    );
+    // eslint-disable-next-line no-control-regex -- looking for control characters
+    const controls = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+    const tools = pda("--config", hostile, "tools");
+    expect(tools.code).toBe(0);
+    expect(tools.out).toMatch(/^ {2}Paint red text here$/m);
+    expect(tools.out).toMatch(/^evil\.bank\.transfer\(amount: number\)$/m);
+    const servers = pda("--config", hostile, "servers");
+    expect(servers.out).toMatch(/warning tool name .* holds control characters; not exposed/);
+    expect(servers.out).toMatch(/warning tool name "bank\.transfer" holds the separator/);
+    const failed = pda("--config", hostile, "call", "art.paint", '{"colour": "red"}');
+    expect([failed.code, failed.err]).toEqual([1, expect.stringMatching(/art\.paint: failed badly/)]);
+    for (const r of [tools, servers, failed]) expect(r.out + r.err).not.toMatch(controls);
+    const paid = pda("--config", hostile, "call", "bank.transfer", '{"amount": 1}');
+    expect([paid.code, JSON.parse(paid.out)]).toEqual([0, { by: "bank" }]);
   });
 });

@@ -70,6 +70,8 @@ function describeEvent(e: HubEvent): string {
       return `[${e.server}] not JSON-RPC on stdout: ${e.line}`;
     case "tools_changed":
       return `[${e.server}] ${e.count} tools`;
+    case "tool_warning":
+      return `[${e.server}] warning: ${e.message}`;
     case "elicitation":
       return `[${e.server}] elicitation "${e.message}" → ${e.action}${e.reason ? ` (${e.reason})` : ""}`;
   }
@@ -84,6 +86,17 @@ export function signature(tool: ToolInfo): string {
     return `${name}${required.has(name) ? "" : "?"}: ${type}`;
   });
   return `${tool.qualified}(${params.join(", ")})`;
+}
+
+/**
+ * A value as JSON that is safe to print: JSON escapes C0 controls (ESC among them) but not DEL and the C1
+ * range, which some terminals obey (0x9b is CSI); those are escaped too, so the JSON means the same.
+ */
+export function terminalJson(value: unknown): string {
+  return (JSON.stringify(value, null, 2) ?? "undefined").replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u00${c.charCodeAt(0).toString(16)}`,
+  );
 }
 
 /** CLI exit code for a failed call. */
@@ -113,6 +126,7 @@ export function registerHub(program: Command): void {
               process.stdout.write(
                 `${chalk.bold(s.id.padEnd(14))} ${colour(s.state.padEnd(9))} ${String(s.tools).padStart(3)} tools  ${chalk.dim(s.transport)}${error}\n`,
               );
+              for (const w of s.warnings ?? []) process.stdout.write(`  ${chalk.yellow("warning")} ${w}\n`);
             }
           }
           return status.some((s) => s.state === "failed") ? 3 : 0;
@@ -192,7 +206,7 @@ export function registerHub(program: Command): void {
           }
           try {
             const value = await hub.call(tool, args as Record<string, unknown>, { timeoutMs: opts.timeout });
-            process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+            process.stdout.write(`${terminalJson(value)}\n`);
             return 0;
           } catch (e) {
             if (!(e instanceof ToolError)) throw e;

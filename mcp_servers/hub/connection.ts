@@ -24,6 +24,7 @@ import type { HubEvent, ServerState, ServerStatus } from "./events.js";
 import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
+import { cappedFetch } from "./http-cap.js";
 
 const cancels = new CallCancels();
 
@@ -135,7 +136,10 @@ export class ServerConnection {
   private makeTransport(): Transport {
     const c = this.config;
     if (c.url) {
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+      return new StreamableHTTPClientTransport(new URL(c.url), {
+        requestInit: { headers: c.headers },
+        fetch: cappedFetch(),
+      });
     }
     return new ChildStdioTransport({
       command: c.command!,

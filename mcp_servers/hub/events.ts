@@ -10,6 +10,8 @@ export type HubEvent =
   /** A stdout line that was not JSON-RPC (a banner or a broken server). */
   | { type: "garbage"; server: string; line: string }
   | { type: "tools_changed"; server: string; count: number }
+  /** A tool name that is a problem: it holds the separator, is a sandbox built-in, or holds controls. */
+  | { type: "tool_warning"; server: string; tool: string; message: string }
   | {
       type: "elicitation";
       server: string;
@@ -32,4 +34,6 @@ export interface ServerStatus {
   restarts: number;
   /** When the server may next be restarted (ms since epoch), while crashed or failed. */
   retryAt?: number;
+  /** Problems with the names of this server's tools (see hub/names.ts). */
+  warnings?: string[];
 }

@@ -5,9 +5,9 @@
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ElicitRequest, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
-import { closest } from "fastest-levenshtein";
 import {
   ToolError,
+  stripControls,
   systemClock,
   validateArgs,
   type CallOptions,
@@ -19,6 +19,9 @@ import {
 import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput } from "./config.js";
 import { ServerConnection, type ElicitationHandler } from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
+import { cleanError, cleanEvent } from "./edge.js";
+import { LogLimiter } from "./log-limit.js";
+import { SEPARATOR, buildRoutes, resolveName, type Routes } from "./names.js";
 import { errorText, resultValue } from "./result.js";
 import type { SpawnFn } from "./stdio.js";
 
@@ -46,13 +49,16 @@ export class MultiMCP implements ToolHost {
   private readonly callListeners = new Set<(record: ToolCallRecord) => void>();
   private readonly eventListeners = new Set<HubEventListener>();
   private elicitationHandler: ElicitationHandler = declineElicitation;
-  private toolList: ToolInfo[] = [];
-  private byName = new Map<string, { conn: ServerConnection; info: ToolInfo }>();
+  private routes: Routes<ServerConnection> = buildRoutes([]);
+  /** Tool name warnings already emitted, so a tools/list_changed does not repeat them. */
+  private readonly warned = new Set<string>();
   private readonly clock: Clock;
+  private readonly logs: LogLimiter;
   private closed = false;
 
   private constructor(config: HubConfig, options: MultiMCPOptions) {
     this.clock = options.clock ?? systemClock;
+    this.logs = new LogLimiter(() => this.clock.now());
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     const baseEnv = options.baseEnv ?? getDefaultEnvironment();
@@ -91,11 +97,16 @@ export class MultiMCP implements ToolHost {
   }
 
   tools(): ToolInfo[] {
-    return this.toolList;
+    return this.routes.list;
   }
 
   status(): ServerStatus[] {
-    return [...this.servers.values()].map((s) => s.status());
+    return [...this.servers.values()].map((s) => {
+      const warnings = this.routes.warnings.filter((w) => w.server === s.id).map((w) => w.message);
+      const status = s.status();
+      if (status.lastError !== undefined) status.lastError = stripControls(status.lastError);
+      return warnings.length ? { ...status, warnings } : status;
+    });
   }
 
   onCall(listener: (record: ToolCallRecord) => void): () => void {
@@ -113,7 +124,12 @@ export class MultiMCP implements ToolHost {
     this.elicitationHandler = handler ?? declineElicitation;
   }
 
-  private emit(event: HubEvent): void {
+  private emit(raw: HubEvent): void {
+    const kept = raw.type === "log" ? this.logs.admit(raw) : raw;
+    if (kept) this.deliver(cleanEvent(kept));
+  }
+
+  private deliver(event: HubEvent): void {
     for (const listener of this.eventListeners) {
       try {
         listener(event);
@@ -124,57 +140,25 @@ export class MultiMCP implements ToolHost {
   }
 
   private rebuildTools(): void {
-    const count = new Map<string, number>();
-    for (const conn of this.servers.values())
-      for (const t of conn.tools) count.set(t.name, (count.get(t.name) ?? 0) + 1);
-    const list: ToolInfo[] = [];
-    const byName = new Map<string, { conn: ServerConnection; info: ToolInfo }>();
-    const approval = (conn: ServerConnection, name: string) => conn.config.needs_approval.includes(name);
-    for (const conn of this.servers.values()) {
-      for (const t of conn.tools) {
-        const info: ToolInfo = {
-          server: conn.id,
-          name: t.name,
-          qualified: `${conn.id}.${t.name}`,
-          unique: count.get(t.name) === 1,
-          description: t.description ?? "",
-          inputSchema: t.inputSchema as Record<string, unknown>,
-          ...(t.outputSchema && { outputSchema: t.outputSchema as Record<string, unknown> }),
-          ...(approval(conn, t.name) && { needsApproval: true }),
-        };
-        list.push(info);
-        byName.set(info.qualified, { conn, info });
-      }
+    this.routes = buildRoutes(this.servers.values());
+    for (const w of this.routes.warnings) {
+      const key = `${w.server}\0${w.message}`;
+      if (this.warned.has(key)) continue;
+      this.warned.add(key);
+      this.emit({ type: "tool_warning", ...w });
     }
-    for (const entry of byName.values()) if (entry.info.unique) byName.set(entry.info.name, entry);
-    this.toolList = list;
-    this.byName = byName;
   }
 
   private resolve(name: string): { conn: ServerConnection; info?: ToolInfo; tool: string } {
-    const hit = this.byName.get(name);
-    if (hit) return { conn: hit.conn, info: hit.info, tool: hit.info.name };
-    // A server that is down (or never came up) has no tools listed; still route its qualified names to it
-    // so the caller learns the server is unavailable rather than that the tool does not exist.
-    const dot = name.indexOf(".");
-    const conn = dot > 0 ? this.servers.get(name.slice(0, dot)) : undefined;
-    if (conn && conn.state !== "ready") return { conn, tool: name.slice(dot + 1) };
-    const plain = this.toolList.filter((t) => t.name === name);
-    if (plain.length > 1) {
-      const options = plain.map((t) => t.qualified).join(", ");
-      throw new ToolError("TOOL_NOT_FOUND", name, `tool name "${name}" is ambiguous; use one of: ${options}`);
-    }
-    const known = this.toolList.map((t) => t.qualified);
-    const hint = known.length
-      ? ` (closest: ${closest(name, [...known, ...this.toolList.map((t) => t.name)])})`
-      : "";
-    throw new ToolError("TOOL_NOT_FOUND", name, `no tool named "${name}"${hint}`);
+    return resolveName(name, this.servers, this.routes);
   }
 
   async call(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<unknown> {
     const started = this.clock.now();
     const startedAt = isoTime(started);
-    let server = name.includes(".") ? name.slice(0, name.indexOf(".")) : "";
+    // Until resolved, the record names a server only if the name's prefix is a configured one.
+    const prefix = name.slice(0, Math.max(0, name.indexOf(SEPARATOR)));
+    let server = this.servers.has(prefix) ? prefix : "";
     let tool = name;
     let bytes = 0;
     try {
@@ -207,10 +191,11 @@ export class MultiMCP implements ToolHost {
       });
       return value;
     } catch (e) {
-      const error =
+      const error = cleanError(
         e instanceof ToolError
           ? e
-          : new ToolError("TOOL_ERROR", name, `${name}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+          : new ToolError("TOOL_ERROR", name, `${name}: ${(e as Error)?.message ?? String(e)}`, { cause: e }),
+      );
       this.record(options, {
         server,
         tool,
@@ -238,6 +223,8 @@ export class MultiMCP implements ToolHost {
         // a listener's bug must not fail the call
       }
     }
+    const dropped = this.logs.callEnded(record.server);
+    if (dropped) this.deliver(dropped);
   }
 
   /** Resources of every ready server (servers without the capability are skipped). */
@@ -272,14 +259,14 @@ export class MultiMCP implements ToolHost {
         client.readResource({ uri }, { timeout: conn.config.timeout_ms }),
       );
     } catch (e) {
-      if (e instanceof ToolError) throw e;
-      throw new ToolError(
-        "TOOL_ERROR",
-        `${server}.resources/read`,
-        `reading ${uri} from ${server}: ${(e as Error).message}`,
-        {
-          cause: e,
-        },
+      if (e instanceof ToolError) throw cleanError(e);
+      throw cleanError(
+        new ToolError(
+          "TOOL_ERROR",
+          `${server}.resources/read`,
+          `reading ${uri} from ${server}: ${(e as Error).message}`,
+          { cause: e },
+        ),
       );
     }
   }
@@ -301,6 +288,7 @@ export class MultiMCP implements ToolHost {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.servers.values()].map((s) => s.close()));
+    for (const dropped of this.logs.flush()) this.deliver(dropped);
   }
 }
 

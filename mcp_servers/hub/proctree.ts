@@ -55,3 +55,24 @@ export function signalAll(pids: number[], signal: NodeJS.Signals): void {
     }
   }
 }
+
+/** Fields of /proc/pid/stat after the command name (state is [0], ppid [1], pgrp [2], starttime [19]). */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** When a process started (clock ticks since boot), which tells it from a later one given the same pid. */
+export function startTime(pid: number): string | undefined {
+  return statFields(pid)?.[19];
+}
+
+/** The process group of a process, or undefined when it is gone (or not on Linux). */
+export function processGroup(pid: number): number | undefined {
+  const pgrp = statFields(pid)?.[2];
+  return pgrp === undefined ? undefined : Number(pgrp);
+}

@@ -1,6 +1,7 @@
 /** Turning MCP results and SDK errors into the hub's contract: a plain value, or a ToolError with a code. */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError, errorMessage } from "../../core/index.js";
+import { ANSWER_TOO_LARGE } from "./http-cap.js";
 
 /** structuredContent when present, else JSON parsed from the text, else the text; other content as is. */
 export function resultValue(result: CallToolResult): unknown {
@@ -72,6 +73,10 @@ export function mapCallError(
           { cause: e },
         );
       }
+      case ANSWER_TOO_LARGE:
+        return new ToolError("TOOL_ANSWER_TOO_LARGE", tool, `${tool}: ${stripMcpPrefix(e.message)}`, {
+          cause: e,
+        });
       case ErrorCode.InvalidParams:
         return new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${stripMcpPrefix(e.message)}`, {
           cause: e,

@@ -13,7 +13,9 @@ import {
   type JSONRPCResultResponse,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_ANSWER_BYTES } from "./http-cap.js";
 import { descendants, signalAll } from "./proctree.js";
+import { watchServer } from "./watchdog.js";
 
 export type SpawnFn = (command: string, args: string[], options: SpawnOptions) => ChildProcess;
 
@@ -31,7 +33,7 @@ export interface StdioParams {
 
 const STDERR_TAIL_LINES = 20;
 /** A single stdout line longer than this means the stream cannot be trusted (the SDK uses the same). */
-const MAX_LINE_BYTES = 10 * 1024 * 1024;
+const MAX_LINE_BYTES = MAX_ANSWER_BYTES;
 const KILL_WAIT_MS = 1500;
 
 /** Every child a transport started and has not seen exit, so a dying host can still kill them. */
@@ -95,12 +97,14 @@ export class ChildStdioTransport implements Transport {
       windowsHide: true,
       // At a terminal, Ctrl-C goes to the whole foreground process group: servers in it would die with every
       // interrupt (and a simulator lose its episode) while pda asks the person what to do. A session of their
-      // own keeps them out of it; the exit hook above still kills them when pda exits. Without a terminal
-      // (batch, CI) they stay in pda's group: their own session made calls slower under heavy load.
+      // own keeps them out of it; the exit hook above still kills them when pda exits, and the watchdog when
+      // pda is SIGKILLed. Without a terminal (batch, CI) they stay in pda's group: their own session made calls
+      // slower under heavy load.
       detached: !!process.stdin.isTTY,
     });
     this.child = child;
     live.add(child);
+    let unwatch = () => {};
     let spawnFailed = () => {};
     this.exited = new Promise((resolve) => {
       // A child that never started has no exit to wait for.
@@ -108,6 +112,7 @@ export class ChildStdioTransport implements Transport {
       child.once("exit", (code, signal) => {
         this.exitInfo = { code, signal };
         live.delete(child);
+        unwatch();
         // Let the last stdout bytes arrive ('close'), but do not wait on a grandchild holding the pipe.
         let done = false;
         const finish = () => {
@@ -133,7 +138,11 @@ export class ChildStdioTransport implements Transport {
     });
     child.stderr!.on("end", () => partial && this.noteStderr(partial));
     await new Promise<void>((resolve, reject) => {
-      child.once("spawn", resolve);
+      child.once("spawn", () => {
+        // Ended by the watchdog should pda die without running its exit hook (SIGKILL).
+        if (child.pid !== undefined && !this.exitInfo) unwatch = watchServer(child.pid);
+        resolve();
+      });
       child.once("error", (e) => {
         live.delete(child);
         spawnFailed();
