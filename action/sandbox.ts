@@ -35,7 +35,8 @@ export interface RunOptions {
   onLog?: (line: string) => void;
   /**
    * Milliseconds the step has spent so far waiting on a person (an approval asked from inside a tool call).
-   * They do not count against timeout_ms: a person thinking is not the code running long.
+   * Only the part that falls while the sandbox is idle (awaiting host calls, no jobs to run) is left out of
+   * timeout_ms: a person thinking is not the code running long, but code computing meanwhile is.
    */
   heldMs?: () => number;
 }
@@ -88,6 +89,10 @@ class StepRun {
   private finished?: { status: number; text: string };
   private wake?: () => void;
   private closed = false;
+  /** Held time (RunOptions.heldMs) that fell while the sandbox was idle: the deadline moves on by this. */
+  private heldCredit = 0;
+  /** heldMs() when the current idle wait began; undefined while the sandbox runs. */
+  private idleHeldFrom?: number;
   private readonly byName = new Map<string, ToolInfo>();
   private readonly tools: ToolInfo[];
   private lineCount = 1;
@@ -301,15 +306,27 @@ class StepRun {
       }
       if (this.options.signal?.aborted) return this.cancel();
       if (this.overdue()) return this.timeUp();
+      this.idleHeldFrom = this.held();
       await new Promise<void>((resolve) => (this.wake = resolve));
+      this.heldCredit += this.held() - this.idleHeldFrom;
+      this.idleHeldFrom = undefined;
       if (this.options.signal?.aborted) return this.cancel();
       if (this.overdue() && this.ready.length === 0) return this.timeUp();
     }
   }
 
-  /** The deadline, moved on by the time the step spent waiting on a person. */
+  private held(): number {
+    return this.options.heldMs?.() ?? 0;
+  }
+
+  /**
+   * The deadline, moved on by the time a person was being asked while the sandbox sat idle. A question opened
+   * by a call while the code goes on computing (`const p = transfer(1); await null; while (true) {}`) does not
+   * move it: the credit is frozen whenever the sandbox runs.
+   */
   private dueAt(): number {
-    return this.deadline + (this.options.heldMs?.() ?? 0);
+    const open = this.idleHeldFrom === undefined ? 0 : this.held() - this.idleHeldFrom;
+    return this.deadline + this.heldCredit + open;
   }
 
   private overdue(): boolean {

@@ -36,6 +36,53 @@ describe("limits", () => {
     expect(r.tool_calls).toMatchObject([{ tool: "slow", ok: false, error_kind: "TOOL_CANCELLED" }]);
   });
 
+  describe("timeout_ms while a person is asked (heldMs)", () => {
+    // A host whose tool asks a person: the wait clock opens synchronously inside call(), as the approval gate's
+    // does, and the answer comes after `answerMs` (never, when undefined).
+    function askingHost(answerMs?: number) {
+      let since: number | undefined;
+      let done = 0;
+      const inner = testHost();
+      const host = {
+        tools: () => inner.tools(),
+        onCall: inner.onCall.bind(inner),
+        call: async (name: string, args: Record<string, unknown>) => {
+          since = Date.now();
+          if (answerMs === undefined) await new Promise(() => {});
+          await new Promise((r) => setTimeout(r, answerMs));
+          done += Date.now() - since;
+          since = undefined;
+          return inner.call(name, args);
+        },
+      };
+      const heldMs = () => done + (since === undefined ? 0 : Date.now() - since);
+      return { host, heldMs };
+    }
+
+    it("code that computes while the question is open still times out on schedule", async () => {
+      for (const answerMs of [undefined, 60_000]) {
+        const { host, heldMs } = askingHost(answerMs);
+        const r = await runCode(
+          "const p = add(1, 2); await null; while (true) {}",
+          host,
+          limits({ timeout_ms: 300 }),
+          { heldMs },
+        );
+        expect(r.error?.code).toBe("SANDBOX_TIMEOUT");
+      }
+    });
+
+    it("a wait while the code is idle does not count, and computing after it does", async () => {
+      const { host, heldMs } = askingHost(600);
+      const waited = await runCode("return await add(1, 2)", host, limits({ timeout_ms: 300 }), { heldMs });
+      expect(waited).toMatchObject({ ok: true, value: 3 });
+      const spun = await runCode("await add(1, 2); while (true) {}", host, limits({ timeout_ms: 300 }), {
+        heldMs,
+      });
+      expect(spun.error?.code).toBe("SANDBOX_TIMEOUT");
+    });
+  });
+
   it("memory_bytes: many small objects, large buffers and a single huge allocation", async () => {
     const small = await runCode("const a = [];\nwhile (true) a.push({ i: a.length })", testHost(), limits());
     expect(small.error?.code).toBe("SANDBOX_MEMORY");
