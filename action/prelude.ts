@@ -14,8 +14,8 @@
  *   cold                      the source of PRELUDE_COLD (below), compiled when first needed
  * Host → sandbox, the per-call path (fast.ts makes each a few raw FFI calls):
  *   settle(id, ok, payload)   a call finished: payload is tagged JSON (ok 1) or error JSON (ok 0)
- *   collect() → requests      the calls made since the last collect, which wait in an outbox until the host
- *                             takes them (once the sandbox is idle): entries
+ *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
+ *                             invoke) until the host takes them (once the sandbox is idle): entries
  *                             "id \x01 kind(0 tool|1 namespace) \x01 JSON name \x01 tagged JSON arguments array"
  *                             joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
@@ -34,7 +34,7 @@ const _stringify = JSON.stringify, _parse = JSON.parse, _keys = O.keys, _entries
 const _defineProperty = O.defineProperty, _isArray = A.isArray, _isView = ArrayBuffer.isView;
 const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString = O.prototype.toString;
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
-const _split = String.prototype.split, _join = Array.prototype.join;
+const _split = String.prototype.split;
 const _getProto = O.getPrototypeOf;
 const _eval = G.eval, coldSource = host.cold;
 const config = _parse(configText);
@@ -117,11 +117,14 @@ class ToolError extends Error {
 
 // Calls in flight: id → [resolve, reject]. A null-prototype object needs no methods the code could patch.
 const pending = O.create(null);
-const outbox = [];
+// The requests not yet collected, as one string: an array would write through Array.prototype, where the
+// code can put an accessor on an index and rewrite what the host receives.
+let outbox = "";
 let nextId = 0, toolCalls = 0;
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
-  if (kind === 0 && ++toolCalls > config.maxToolCalls) hostLimit(name);
+  // Namespace calls count too: they are host work the code asks for, as tool calls are.
+  if (++toolCalls > config.maxToolCalls) hostLimit(cut(name, 256));
   let json;
   try {
     json = encodeArgs(args);
@@ -129,7 +132,8 @@ function invoke(kind, jsonName, name, args) {
     return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }
   const id = ++nextId;
-  outbox[outbox.length] = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
+  const request = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
+  outbox = outbox === "" ? request : outbox + "\x02" + request;
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
@@ -147,14 +151,14 @@ function settle(id, ok, text) {
   p[0](value);
 }
 function collect() {
-  if (outbox.length === 0) return "";
-  const requests = _apply(_join, outbox, ["\x02"]);
-  outbox.length = 0;
+  const requests = outbox;
+  outbox = "";
   return requests;
 }
 
 function suggestion(name) {
-  const s = hostSuggest(name);
+  // Cut: the host's search costs length × length, and no real name is this long.
+  const s = hostSuggest(cut(name, 257));
   return s ? "; closest: " + s : "";
 }
 function toolFunction(kind, qualified, name) {
