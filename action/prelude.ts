@@ -35,7 +35,7 @@ const _defineProperty = O.defineProperty, _isArray = A.isArray, _isView = ArrayB
 const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString = O.prototype.toString;
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
 const _split = String.prototype.split;
-const _getProto = O.getPrototypeOf;
+const _getProto = O.getPrototypeOf, _hasOwn = O.prototype.hasOwnProperty;
 const _eval = G.eval, coldSource = host.cold;
 const config = _parse(configText);
 const TAG = "$pda", ESC = /^\$+pda$/;
@@ -167,42 +167,6 @@ function toolFunction(kind, qualified, name) {
   _defineProperty(f, "name", { value: name });
   return f;
 }
-function isIdent(s) { return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s); }
-function ident(s) { const t = s.replace(/[^A-Za-z0-9_$]/g, "_"); return /^[0-9]/.test(t) ? "_" + t : t; }
-function bindGlobal(name, value) {
-  if (name in G) return false;
-  _defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
-  return true;
-}
-
-// One object per server (and per namespace): every tool by its own name, plus an identifier-safe alias.
-const groups = O.create(null);
-const plainNames = [];
-for (const t of config.tools) {
-  const group = groups[t.s] || (groups[t.s] = {});
-  setOwn(group, t.n, toolFunction(0, t.q, t.n));
-  if (t.u) plainNames.push([t.n, group[t.n]]);
-}
-for (const ns of _keys(config.ns)) {
-  const group = groups[ns] || (groups[ns] = {});
-  for (const fn of config.ns[ns]) if (!(fn in group)) setOwn(group, fn, toolFunction(1, ns + "." + fn, fn));
-}
-for (const s of _keys(groups)) {
-  const group = groups[s];
-  for (const k of _keys(group)) { const a = ident(k); if (!(a in group)) setOwn(group, a, group[k]); }
-  const label = s;
-  const proxy = new Proxy(group, {
-    get(target, key, receiver) {
-      if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
-        throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
-      }
-      return _get(target, key, receiver);
-    },
-  });
-  if (!(isIdent(s) && bindGlobal(s, proxy))) bindGlobal(ident(s), proxy);
-}
-for (const [n, f] of plainNames) if (!(isIdent(n) && bindGlobal(n, f))) bindGlobal(ident(n), f);
-
 function parallel(tasks) {
   if (!_isArray(tasks)) return _reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
   return _all(tasks.map(function (t) { return typeof t === "function" ? t() : t; }));
@@ -226,6 +190,51 @@ function logger(level) {
   };
 }
 const consoleObject = { log: logger("log"), info: logger("info"), warn: logger("warn"), error: logger("error"), debug: logger("debug") };
+
+function bindGlobal(name, value) {
+  if (name in G) return false;
+  _defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  return true;
+}
+
+// The names come from the host (core/tool-names.ts): every global is an identifier that names nothing built
+// in, and the built-ins are bound first, so no tool or server can take their place.
+bindGlobal("ToolError", ToolError);
+bindGlobal("parallel", parallel);
+bindGlobal("callTool", callTool);
+bindGlobal("console", consoleObject);
+
+// One object per server (and per namespace), by its global: every tool by its own name and its alias.
+const groups = O.create(null), labels = O.create(null);
+function groupOf(global, id) {
+  if (!groups[global]) { groups[global] = {}; labels[global] = id; }
+  return groups[global];
+}
+const plainNames = [];
+for (const t of config.tools) {
+  const group = groupOf(t.s, t.sid), f = toolFunction(0, t.q, t.n);
+  setOwn(group, t.n, f);
+  if (t.m !== t.n) setOwn(group, t.m, f);
+  if (t.g) plainNames.push([t.g, f]);
+}
+for (const ns of config.ns) {
+  const group = groupOf(ns.g, ns.id);
+  for (const fn of ns.f) if (!_apply(_hasOwn, group, [fn])) setOwn(group, fn, toolFunction(1, ns.id + "." + fn, fn));
+}
+for (const g of _keys(groups)) {
+  const group = groups[g], label = labels[g];
+  const proxy = new Proxy(group, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
+        throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
+      }
+      return _get(target, key, receiver);
+    },
+  });
+  bindGlobal(g, proxy);
+}
+for (let i = 0; i < plainNames.length; i++) bindGlobal(plainNames[i][0], plainNames[i][1]);
+
 
 function errorJson(e) {
   let info;
@@ -298,10 +307,6 @@ function guardArrayMethods(limit) {
 }
 guardArrayMethods(config.maxArrayLength);
 
-bindGlobal("ToolError", ToolError);
-bindGlobal("parallel", parallel);
-bindGlobal("callTool", callTool);
-_defineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
 return { start, settle, collect };
 })`;
 

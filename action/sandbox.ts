@@ -10,7 +10,9 @@ import type { SandboxLimits } from "../config/index.js";
 import {
   ToolError,
   errorMessage,
+  jsNames,
   type ExecutionResult,
+  type JsNames,
   type StepError,
   type ToolCallRecord,
   type ToolHost,
@@ -110,6 +112,8 @@ class StepRun {
   /** "ns.fn" → the host function: own entries only, so no name reaches Object.prototype or a constructor. */
   private readonly nsFunctions = new Map<string, (args: unknown[]) => Promise<unknown>>();
   private readonly tools: ToolInfo[];
+  /** The tools' and namespaces' names in the code (core/tool-names.ts). */
+  private readonly names: JsNames;
   private lineCount = 1;
   private engine?: Engine;
   private rt?: QuickJSRuntime;
@@ -136,6 +140,7 @@ class StepRun {
     for (const [ns, fns] of Object.entries(options.namespaces ?? {}))
       for (const [name, fn] of Object.entries(fns))
         if (typeof fn === "function") this.nsFunctions.set(`${ns}.${name}`, fn);
+    this.names = jsNames(this.tools, [...this.nsByGroup().keys()]);
   }
 
   async run(code: string): Promise<ExecutionResult> {
@@ -230,15 +235,26 @@ class StepRun {
     return this.fatal !== undefined;
   }
 
-  private preludeConfig() {
-    const ns: Record<string, string[]> = {};
+  /** Namespace id → its function names. */
+  private nsByGroup(): Map<string, string[]> {
+    const fns = new Map<string, string[]>();
     for (const key of this.nsFunctions.keys()) {
       const dot = key.indexOf(".");
-      (ns[key.slice(0, dot)] ??= []).push(key.slice(dot + 1));
+      const id = key.slice(0, dot);
+      fns.set(id, [...(fns.get(id) ?? []), key.slice(dot + 1)]);
     }
+    return fns;
+  }
+
+  private preludeConfig() {
+    const fns = this.nsByGroup();
+    const names = this.names;
     return {
-      tools: this.tools.map((t) => ({ q: t.qualified, s: t.server, n: t.name, u: t.unique })),
-      ns,
+      tools: this.tools.map((t) => {
+        const n = names.tools.get(t.qualified)!;
+        return { q: t.qualified, sid: t.server, s: n.group, n: t.name, m: n.member, g: n.global };
+      }),
+      ns: [...fns].map(([id, f]) => ({ id, g: names.groups.get(id)!, f })),
       maxLogChars: this.limits.max_log_bytes,
       maxResultChars: this.limits.max_result_bytes,
       maxToolCalls: this.limits.max_tool_calls,
@@ -533,7 +549,8 @@ class StepRun {
     const started = performance.now();
     let args: Record<string, unknown>;
     try {
-      args = toolArguments(info, this.decodeArgs(info.qualified, json), !json.includes(TAG));
+      const call = this.names.tools.get(info.qualified)?.call;
+      args = toolArguments(info, this.decodeArgs(info.qualified, json), !json.includes(TAG), call);
     } catch (e) {
       const error =
         e instanceof ToolError
