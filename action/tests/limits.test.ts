@@ -1,7 +1,7 @@
 /** Every sandbox limit ends the step with its typed error, and the next step runs normally. */
 import { describe, expect, it } from "vitest";
 import { runCode } from "../index.js";
-import { enginesCreated } from "../engine.js";
+import { BASE_BYTES, MAX_IDLE_GROWN_BYTES, enginesCreated, idleEngines, trimIdle } from "../engine.js";
 import { limits, testHost } from "./helpers.js";
 
 async function expectHealthy(): Promise<void> {
@@ -81,6 +81,18 @@ describe("limits", () => {
       });
       expect(spun.error?.code).toBe("SANDBOX_TIMEOUT");
     });
+  });
+
+  it("the idle engine pool gives back the memory of heavy steps, and all of it once idle", async () => {
+    const heavy = "const a = new Uint8Array(24 << 20); a[1] = 1; return a.length";
+    const rs = await Promise.all(Array.from({ length: 8 }, () => runCode(heavy, testHost(), limits())));
+    for (const r of rs) expect(r).toMatchObject({ ok: true, value: 24 << 20 });
+    const pool = idleEngines();
+    // At most the cap of grown bytes, plus the engine released last (always kept for the next step).
+    expect(pool.bytes - pool.count * BASE_BYTES).toBeLessThanOrEqual(MAX_IDLE_GROWN_BYTES + (48 << 20));
+    trimIdle(Date.now() + 1);
+    expect(idleEngines().count).toBe(0);
+    await expectHealthy();
   });
 
   it("memory_bytes: many small objects, large buffers and a single huge allocation", async () => {
