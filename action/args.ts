@@ -115,9 +115,15 @@ function isWholeValueOfOnlyParam(tool: ToolInfo, arg: Record<string, unknown>): 
 /**
  * The arguments of one call (decoded sandbox values) → validated named JSON arguments with defaults, or a
  * ToolError TOOL_INVALID_ARGS whose message names the field and shows the signature. `plainJson`: the
- * arguments came as JSON without any tag, so they are JSON already and need no conversion.
+ * arguments came as JSON without any tag, so they are JSON already and need no conversion. `callName`: how
+ * the code calls the tool (core/tool-names.ts), for the signature in messages.
  */
-export function toolArguments(tool: ToolInfo, args: unknown[], plainJson = false): Record<string, unknown> {
+export function toolArguments(
+  tool: ToolInfo,
+  args: unknown[],
+  plainJson = false,
+  callName: string = tool.qualified,
+): Record<string, unknown> {
   const name = tool.qualified;
   const names = parameterNames(tool);
   const convert = (v: unknown, path: string) => (plainJson ? v : toJson(v, path, name));
@@ -130,7 +136,7 @@ export function toolArguments(tool: ToolInfo, args: unknown[], plainJson = false
       throw new ToolError(
         "TOOL_INVALID_ARGS",
         name,
-        `${name}: takes ${names.length} argument${names.length === 1 ? "" : "s"}, got ${args.length}; call it as ${toolSignature(tool)} or with one object of named arguments`,
+        `${name}: takes ${names.length} argument${names.length === 1 ? "" : "s"}, got ${args.length}; call it as ${toolSignature(tool, callName)} or with one object of named arguments`,
       );
     }
     named = {};
@@ -150,6 +156,6 @@ export function toolArguments(tool: ToolInfo, args: unknown[], plainJson = false
   // `named` is this call's own object: defaults go straight into it.
   return validateArgs(name, tool.inputSchema, named, {
     inPlace: true,
-    hint: ` (signature: ${toolSignature(tool)})`,
+    hint: ` (signature: ${toolSignature(tool, callName)})`,
   });
 }

@@ -19,6 +19,8 @@
  * as `{"$$pda": 1}`): an object with a `$pda` key is always a tag. Cycles are an error. The sandbox side of
  * this codec is in prelude.ts and must stay in step with this file; codec.test.ts round-trips both.
  */
+import { z } from "zod";
+
 export const TAG = "$pda";
 const ESCAPED_KEY = /^\$+pda$/;
 
@@ -134,40 +136,80 @@ export class Opaque {
   constructor(readonly tag: Tagged) {}
 }
 
-/** One tag → its host value (functions, symbols and RegExps become Opaque). */
-export function untag(tag: Tagged): unknown {
+const TYPED_NAMES = Object.keys(TYPED) as [string, ...string[]];
+
+/**
+ * The tags the decoder accepts, field by field. Tags come from the sandbox, whose code can build any JSON
+ * (a `toJSON`, a getter that changes between check and use): nothing but these shapes reaches untag, and the
+ * sizes that cost the host more than linear work (BigInt parsing) are capped.
+ */
+const TagSchema = z.discriminatedUnion(TAG, [
+  z.object({ [TAG]: z.literal("undefined") }).strict(),
+  z.object({ [TAG]: z.literal("number"), value: z.enum(["NaN", "Infinity", "-Infinity"]) }).strict(),
+  z.object({ [TAG]: z.literal("bigint"), value: z.string().regex(/^-?\d{1,4096}$/) }).strict(),
+  z.object({ [TAG]: z.literal("date"), value: z.string().max(64).nullable() }).strict(),
+  z
+    .object({
+      [TAG]: z.literal("bytes"),
+      base64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/),
+      type: z.enum([...TYPED_NAMES, "ArrayBuffer", "DataView"]).optional(),
+    })
+    .strict(),
+  z.object({ [TAG]: z.literal("map"), entries: z.array(z.tuple([z.unknown(), z.unknown()])) }).strict(),
+  z.object({ [TAG]: z.literal("set"), values: z.array(z.unknown()) }).strict(),
+  z.object({ [TAG]: z.literal("regexp"), source: z.string(), flags: z.string() }).strict(),
+  z
+    .object({
+      [TAG]: z.literal("error"),
+      name: z.string(),
+      message: z.string(),
+      code: z.string().optional(),
+      tool: z.string().optional(),
+    })
+    .strict(),
+  z.object({ [TAG]: z.literal("function"), name: z.string() }).strict(),
+  z.object({ [TAG]: z.literal("symbol"), description: z.string() }).strict(),
+]);
+
+/** One tag → its host value (functions, symbols and RegExps become Opaque). Throws TypeError on a bad tag. */
+export function untag(raw: Tagged): unknown {
+  const parsed = TagSchema.safeParse(raw);
+  if (!parsed.success) {
+    const kind = String(raw[TAG]).slice(0, 40);
+    throw new TypeError(`a malformed value tag "${kind}": ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  }
+  const tag = parsed.data;
   switch (tag[TAG]) {
     case "undefined":
       return undefined;
     case "number":
       return Number(tag.value);
     case "bigint":
-      return BigInt(String(tag.value));
+      return BigInt(tag.value);
     case "date":
-      return new Date(tag.value === null ? Number.NaN : String(tag.value));
+      return new Date(tag.value === null ? Number.NaN : tag.value);
     case "bytes": {
-      const bytes = base64Bytes(String(tag.base64 ?? ""));
-      const type = typeof tag.type === "string" ? tag.type : undefined;
-      if (type === "ArrayBuffer") return bytes.slice().buffer;
-      const Ctor = type ? TYPED[type] : undefined;
+      const bytes = base64Bytes(tag.base64);
+      if (tag.type === "ArrayBuffer") return bytes.slice().buffer;
+      const Ctor = tag.type && Object.hasOwn(TYPED, tag.type) ? TYPED[tag.type] : undefined;
       if (!Ctor) return bytes;
       const copy = bytes.slice().buffer;
       const width = (Ctor as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
       return new Ctor(copy, 0, Math.floor(copy.byteLength / width));
     }
     case "map":
-      return new Map(Array.isArray(tag.entries) ? (tag.entries as [unknown, unknown][]) : []);
+      return new Map(tag.entries);
     case "set":
-      return new Set(Array.isArray(tag.values) ? tag.values : []);
+      return new Set(tag.values);
     case "error": {
-      const e = new Error(String(tag.message ?? ""));
-      e.name = String(tag.name ?? "Error");
-      if (typeof tag.code === "string") (e as Error & { code?: string }).code = tag.code;
-      if (typeof tag.tool === "string") (e as Error & { tool?: string }).tool = tag.tool;
+      const e = new Error(tag.message);
+      e.name = tag.name;
+      if (tag.code !== undefined) (e as Error & { code?: string }).code = tag.code;
+      if (tag.tool !== undefined) (e as Error & { tool?: string }).tool = tag.tool;
       return e;
     }
     default:
-      return new Opaque(tag);
+      return new Opaque(raw);
   }
 }
 
@@ -194,7 +236,25 @@ function revive(value: unknown): unknown {
   return rebuilt;
 }
 
-/** Tagged JSON text → host values (Date, bigint, Uint8Array, Map, ...). */
+/** The deepest nesting of arrays/objects in JSON text (brackets inside strings not counted). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth);
+    else if (c === 93 || c === 125) depth--;
+  }
+  return deepest;
+}
+
+/** Tagged JSON text → host values (Date, bigint, Uint8Array, Map, ...). Throws TypeError on a bad tag. */
 export function decode(text: string): unknown {
   // JSON.parse keeps "__proto__" as an own key; the walk only runs where a tag can be.
   return text.includes(TAG) ? revive(JSON.parse(text)) : JSON.parse(text);

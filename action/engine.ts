@@ -31,7 +31,7 @@ type WasmModule = object;
 
 const PAGE = 64 << 10;
 /** The build's initial memory (INITIAL_MEMORY): data, the C stack, and the first heap. */
-const BASE_BYTES = 16 << 20;
+export const BASE_BYTES = 16 << 20;
 
 export interface Engine {
   readonly module: QuickJSWASMModule;
@@ -47,10 +47,19 @@ export interface Engine {
  * wall time (1.1× with 16). A single session never holds more than one, so this costs nothing there.
  */
 const MAX_IDLE = 16;
+/**
+ * WebAssembly memory never shrinks: an engine keeps whatever its heaviest step grew it to. The idle pool holds
+ * at most this many bytes of such growth past the base (16 engines that each ran a heavy step kept ~820 MB),
+ * dropping the oldest grown engines first; engines at their base size are bounded by MAX_IDLE and IDLE_MS.
+ */
+export const MAX_IDLE_GROWN_BYTES = 96 << 20;
+/** An engine idle this long is dropped, so a process that stopped running steps gives the memory back. */
+export const IDLE_MS = 30_000;
 
 let compiled: Promise<WasmModule> | undefined;
-let idle: Engine[] = [];
+let idle: { engine: Engine; since: number }[] = [];
 let created = 0;
+let trimTimer: NodeJS.Timeout | undefined;
 
 function wasmModule(): Promise<WasmModule> {
   compiled ??= (async () => {
@@ -63,8 +72,9 @@ function wasmModule(): Promise<WasmModule> {
 /** An engine for one step whose heap may hold `memoryBytes`; give it back with `releaseEngine`. */
 export async function acquireEngine(memoryBytes: number): Promise<Engine> {
   const maxPages = Math.ceil((BASE_BYTES + memoryBytes) / PAGE);
-  const i = idle.findIndex((e) => e.maxPages === maxPages);
-  if (i >= 0) return idle.splice(i, 1)[0]!;
+  // The most recently used first: the least grown of equals is not known, and recent ones are warm.
+  for (let i = idle.length - 1; i >= 0; i--)
+    if (idle[i]!.engine.maxPages === maxPages) return idle.splice(i, 1)[0]!.engine;
   const memory = new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: maxPages });
   const variant = newVariant(releaseSync, {
     wasmModule: (await wasmModule()) as never,
@@ -85,10 +95,47 @@ export function heapExhausted(engine: Engine): boolean {
   return size + Math.max(1 << 20, cap / 20) >= cap;
 }
 
-export function releaseEngine(engine: Engine): void {
+function memoryBytes(engine: Engine): number {
+  return engine.module.getWasmMemory().buffer.byteLength;
+}
+
+function grown(engine: Engine): number {
+  return Math.max(0, memoryBytes(engine) - BASE_BYTES);
+}
+
+export function releaseEngine(engine: Engine, now = Date.now()): void {
   if (engine.poisoned) return;
-  // Most recently used last; the oldest goes when a different memory size crowds the pool.
-  idle = [...idle, engine].slice(-MAX_IDLE);
+  // Most recently used last; the oldest go when the pool is over its count or its bytes.
+  idle = [...idle, { engine, since: now }].slice(-MAX_IDLE);
+  let extra = idle.reduce((sum, e) => sum + grown(e.engine), 0);
+  for (let i = 0; i < idle.length - 1 && extra > MAX_IDLE_GROWN_BYTES;) {
+    const g = grown(idle[i]!.engine);
+    if (g > 0) {
+      idle.splice(i, 1);
+      extra -= g;
+    } else i++;
+  }
+  trimTimer ??= setTimeout(() => {
+    trimTimer = undefined;
+    trimIdle(Date.now() - IDLE_MS);
+  }, IDLE_MS).unref();
+}
+
+/** Drop the idle engines released before `before` (ms since the epoch); re-arms itself while any are left. */
+export function trimIdle(before: number): void {
+  idle = idle.filter((e) => e.since >= before);
+  if (idle.length > 0 && !trimTimer) {
+    const next = Math.max(0, idle[0]!.since + IDLE_MS - Date.now());
+    trimTimer = setTimeout(() => {
+      trimTimer = undefined;
+      trimIdle(Date.now() - IDLE_MS);
+    }, next).unref();
+  }
+}
+
+/** The idle pool: how many engines and the bytes of WebAssembly memory they hold. */
+export function idleEngines(): { count: number; bytes: number } {
+  return { count: idle.length, bytes: idle.reduce((sum, e) => sum + memoryBytes(e.engine), 0) };
 }
 
 /** How many engine instances this process has created (the bench and tests check reuse). */

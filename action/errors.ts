@@ -35,8 +35,15 @@ function at(loc: { line?: number; column?: number }): string {
   return loc.column === undefined ? ` (line ${loc.line})` : ` (line ${loc.line}, column ${loc.column})`;
 }
 
-/** Up to `n` names closest to `wanted`, best first. */
+/**
+ * Longest name a "did you mean" search is run for: edit distance costs length × length, and the name may come
+ * from the step's code (a 4 MB property name took the host 33 s). No real tool name is near this long.
+ */
+export const MAX_SUGGEST_CHARS = 256;
+
+/** Up to `n` names closest to `wanted`, best first; none for a name longer than MAX_SUGGEST_CHARS. */
 export function closestNames(wanted: string, names: Iterable<string>, n = 3): string[] {
+  if (wanted.length > MAX_SUGGEST_CHARS) return [];
   const w = wanted.toLowerCase();
   const tail = (s: string) => s.slice(s.lastIndexOf(".") + 1).toLowerCase();
   const scored: [number, string][] = [];

@@ -3,13 +3,14 @@
  * ExecutionResult. The public door of the folder.
  *
  * Inside a step (a fresh runtime and context each time; prelude.ts):
- * - every tool is an async function: `add(1, 2)` when its name is unique, always `math.add(...)`, and
- *   `server["get-weather"](...)` / `get_weather(...)` for names that are not identifiers; `callTool(name, ...)`
- *   takes any name. Arguments: one plain object = named, otherwise positional in the schema's property order
+ * - every tool is an async function (names: core/tool-names.ts): `add(1, 2)` when its name is unique, always
+ *   `math.add(...)`, and `server["get-weather"](...)` / `get_weather(...)` for names that are not free
+ *   identifiers (aliases never replace a built-in); `callTool(name, ...)` takes any name. Arguments: one plain object = named, otherwise positional in the schema's property order
  *   (args.ts; `toolSignature` shows it); checked against the input schema, defaults filled in.
  * - a failed call throws `ToolError {tool, code, message}`; uncaught, its code is the step's error code.
  * - `parallel([() => a(), () => b()])`, `console.log/info/warn/error/debug`, top-level `await` and `return`.
- * - host namespaces (`options.namespaces`) appear as `name.fn(...)`; a tool of the same name wins.
+ * - host namespaces (`options.namespaces`) appear as `name.fn(...)`; a tool of the same name wins; each call
+ *   counts against max_tool_calls (not recorded in tool_calls).
  * Values cross as tagged JSON (codec.ts): `value` of an ok result is that JSON; `decodeValue` revives it.
  * Limits (SandboxLimits) end the step with SANDBOX_TIMEOUT | SANDBOX_MEMORY | SANDBOX_STACK |
  * SANDBOX_TOOL_LIMIT | SANDBOX_RESULT_TOO_LARGE | SANDBOX_LOG_TOO_LARGE; also SANDBOX_SYNTAX (line/column in

@@ -14,8 +14,8 @@
  *   cold                      the source of PRELUDE_COLD (below), compiled when first needed
  * Host → sandbox, the per-call path (fast.ts makes each a few raw FFI calls):
  *   settle(id, ok, payload)   a call finished: payload is tagged JSON (ok 1) or error JSON (ok 0)
- *   collect() → requests      the calls made since the last collect, which wait in an outbox until the host
- *                             takes them (once the sandbox is idle): entries
+ *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
+ *                             invoke) until the host takes them (once the sandbox is idle): entries
  *                             "id \x01 kind(0 tool|1 namespace) \x01 JSON name \x01 tagged JSON arguments array"
  *                             joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
@@ -34,8 +34,8 @@ const _stringify = JSON.stringify, _parse = JSON.parse, _keys = O.keys, _entries
 const _defineProperty = O.defineProperty, _isArray = A.isArray, _isView = ArrayBuffer.isView;
 const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString = O.prototype.toString;
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
-const _split = String.prototype.split, _join = Array.prototype.join;
-const _getProto = O.getPrototypeOf;
+const _split = String.prototype.split;
+const _getProto = O.getPrototypeOf, _hasOwn = O.prototype.hasOwnProperty;
 const _eval = G.eval, coldSource = host.cold;
 const config = _parse(configText);
 const TAG = "$pda", ESC = /^\$+pda$/;
@@ -117,11 +117,14 @@ class ToolError extends Error {
 
 // Calls in flight: id → [resolve, reject]. A null-prototype object needs no methods the code could patch.
 const pending = O.create(null);
-const outbox = [];
+// The requests not yet collected, as one string: an array would write through Array.prototype, where the
+// code can put an accessor on an index and rewrite what the host receives.
+let outbox = "";
 let nextId = 0, toolCalls = 0;
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
-  if (kind === 0 && ++toolCalls > config.maxToolCalls) hostLimit(name);
+  // Namespace calls count too: they are host work the code asks for, as tool calls are.
+  if (++toolCalls > config.maxToolCalls) hostLimit(cut(name, 256));
   let json;
   try {
     json = encodeArgs(args);
@@ -129,7 +132,8 @@ function invoke(kind, jsonName, name, args) {
     return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }
   const id = ++nextId;
-  outbox[outbox.length] = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
+  const request = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
+  outbox = outbox === "" ? request : outbox + "\x02" + request;
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
@@ -147,14 +151,14 @@ function settle(id, ok, text) {
   p[0](value);
 }
 function collect() {
-  if (outbox.length === 0) return "";
-  const requests = _apply(_join, outbox, ["\x02"]);
-  outbox.length = 0;
+  const requests = outbox;
+  outbox = "";
   return requests;
 }
 
 function suggestion(name) {
-  const s = hostSuggest(name);
+  // Cut: the host's search costs length × length, and no real name is this long.
+  const s = hostSuggest(cut(name, 257));
   return s ? "; closest: " + s : "";
 }
 function toolFunction(kind, qualified, name) {
@@ -163,42 +167,6 @@ function toolFunction(kind, qualified, name) {
   _defineProperty(f, "name", { value: name });
   return f;
 }
-function isIdent(s) { return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s); }
-function ident(s) { const t = s.replace(/[^A-Za-z0-9_$]/g, "_"); return /^[0-9]/.test(t) ? "_" + t : t; }
-function bindGlobal(name, value) {
-  if (name in G) return false;
-  _defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
-  return true;
-}
-
-// One object per server (and per namespace): every tool by its own name, plus an identifier-safe alias.
-const groups = O.create(null);
-const plainNames = [];
-for (const t of config.tools) {
-  const group = groups[t.s] || (groups[t.s] = {});
-  setOwn(group, t.n, toolFunction(0, t.q, t.n));
-  if (t.u) plainNames.push([t.n, group[t.n]]);
-}
-for (const ns of _keys(config.ns)) {
-  const group = groups[ns] || (groups[ns] = {});
-  for (const fn of config.ns[ns]) if (!(fn in group)) setOwn(group, fn, toolFunction(1, ns + "." + fn, fn));
-}
-for (const s of _keys(groups)) {
-  const group = groups[s];
-  for (const k of _keys(group)) { const a = ident(k); if (!(a in group)) setOwn(group, a, group[k]); }
-  const label = s;
-  const proxy = new Proxy(group, {
-    get(target, key, receiver) {
-      if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
-        throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
-      }
-      return _get(target, key, receiver);
-    },
-  });
-  if (!(isIdent(s) && bindGlobal(s, proxy))) bindGlobal(ident(s), proxy);
-}
-for (const [n, f] of plainNames) if (!(isIdent(n) && bindGlobal(n, f))) bindGlobal(ident(n), f);
-
 function parallel(tasks) {
   if (!_isArray(tasks)) return _reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
   return _all(tasks.map(function (t) { return typeof t === "function" ? t() : t; }));
@@ -222,6 +190,51 @@ function logger(level) {
   };
 }
 const consoleObject = { log: logger("log"), info: logger("info"), warn: logger("warn"), error: logger("error"), debug: logger("debug") };
+
+function bindGlobal(name, value) {
+  if (name in G) return false;
+  _defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  return true;
+}
+
+// The names come from the host (core/tool-names.ts): every global is an identifier that names nothing built
+// in, and the built-ins are bound first, so no tool or server can take their place.
+bindGlobal("ToolError", ToolError);
+bindGlobal("parallel", parallel);
+bindGlobal("callTool", callTool);
+bindGlobal("console", consoleObject);
+
+// One object per server (and per namespace), by its global: every tool by its own name and its alias.
+const groups = O.create(null), labels = O.create(null);
+function groupOf(global, id) {
+  if (!groups[global]) { groups[global] = {}; labels[global] = id; }
+  return groups[global];
+}
+const plainNames = [];
+for (const t of config.tools) {
+  const group = groupOf(t.s, t.sid), f = toolFunction(0, t.q, t.n);
+  setOwn(group, t.n, f);
+  if (t.m !== t.n) setOwn(group, t.m, f);
+  if (t.g) plainNames.push([t.g, f]);
+}
+for (const ns of config.ns) {
+  const group = groupOf(ns.g, ns.id);
+  for (const fn of ns.f) if (!_apply(_hasOwn, group, [fn])) setOwn(group, fn, toolFunction(1, ns.id + "." + fn, fn));
+}
+for (const g of _keys(groups)) {
+  const group = groups[g], label = labels[g];
+  const proxy = new Proxy(group, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
+        throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
+      }
+      return _get(target, key, receiver);
+    },
+  });
+  bindGlobal(g, proxy);
+}
+for (let i = 0; i < plainNames.length; i++) bindGlobal(plainNames[i][0], plainNames[i][1]);
+
 
 function errorJson(e) {
   let info;
@@ -294,10 +307,6 @@ function guardArrayMethods(limit) {
 }
 guardArrayMethods(config.maxArrayLength);
 
-bindGlobal("ToolError", ToolError);
-bindGlobal("parallel", parallel);
-bindGlobal("callTool", callTool);
-_defineProperty(G, "console", { value: consoleObject, writable: true, configurable: true, enumerable: false });
 return { start, settle, collect };
 })`;
 

@@ -10,14 +10,16 @@ import type { SandboxLimits } from "../config/index.js";
 import {
   ToolError,
   errorMessage,
+  jsNames,
   type ExecutionResult,
+  type JsNames,
   type StepError,
   type ToolCallRecord,
   type ToolHost,
   type ToolInfo,
 } from "../core/index.js";
 import { toolArguments } from "./args.js";
-import { TAG, decode, encode } from "./codec.js";
+import { TAG, decode, encode, jsonDepth } from "./codec.js";
 import { acquireEngine, heapExhausted, releaseEngine, type Engine } from "./engine.js";
 import { FastLane } from "./fast.js";
 import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
@@ -29,13 +31,17 @@ export type Namespaces = Record<string, Record<string, (args: unknown[]) => Prom
 export interface RunOptions {
   /** Cancels the step (Ctrl-C): it ends with SANDBOX_CANCELLED and its tool calls are aborted. */
   signal?: AbortSignal;
-  /** Host functions beside the tools. Not counted against max_tool_calls, not in tool_calls. */
+  /**
+   * Host functions beside the tools. Each call counts against max_tool_calls (it is host work the code asks
+   * for, as a tool call is) but is not recorded in tool_calls.
+   */
   namespaces?: Namespaces;
   /** Each console line as it is written. */
   onLog?: (line: string) => void;
   /**
    * Milliseconds the step has spent so far waiting on a person (an approval asked from inside a tool call).
-   * They do not count against timeout_ms: a person thinking is not the code running long.
+   * Only the part that falls while the sandbox is idle (awaiting host calls, no jobs to run) is left out of
+   * timeout_ms: a person thinking is not the code running long, but code computing meanwhile is.
    */
   heldMs?: () => number;
 }
@@ -48,6 +54,11 @@ export interface RunOptions {
 export const MAX_STACK_BYTES = 256 << 10;
 
 const UNDEFINED_TEXT = encode(undefined);
+
+/** Longest call name the host looks up; longer ones cannot name a tool and get no "did you mean" search. */
+const MAX_NAME_CHARS = 512;
+/** Deepest nesting of a call's arguments: the host's checks and the hub's serialising recurse over them. */
+const MAX_ARG_DEPTH = 128;
 
 const LEVEL_PREFIX: Record<string, string> = { warn: "[warn] ", error: "[error] ", debug: "[debug] " };
 
@@ -62,6 +73,11 @@ interface Ready {
   id: number;
   ok: boolean;
   text: string;
+}
+
+/** A name from the sandbox as error messages show it: cut, since the code may send megabytes. */
+function shown(name: string): string {
+  return name.length > 200 ? `${name.slice(0, 200)}…` : name;
 }
 
 /** V8's own stack overflow, thrown through the WebAssembly frames. */
@@ -88,8 +104,16 @@ class StepRun {
   private finished?: { status: number; text: string };
   private wake?: () => void;
   private closed = false;
+  /** Held time (RunOptions.heldMs) that fell while the sandbox was idle: the deadline moves on by this. */
+  private heldCredit = 0;
+  /** heldMs() when the current idle wait began; undefined while the sandbox runs. */
+  private idleHeldFrom?: number;
   private readonly byName = new Map<string, ToolInfo>();
+  /** "ns.fn" → the host function: own entries only, so no name reaches Object.prototype or a constructor. */
+  private readonly nsFunctions = new Map<string, (args: unknown[]) => Promise<unknown>>();
   private readonly tools: ToolInfo[];
+  /** The tools' and namespaces' names in the code (core/tool-names.ts). */
+  private readonly names: JsNames;
   private lineCount = 1;
   private engine?: Engine;
   private rt?: QuickJSRuntime;
@@ -113,6 +137,10 @@ class StepRun {
       this.byName.set(t.qualified, t);
       if (t.unique) this.byName.set(t.name, t);
     }
+    for (const [ns, fns] of Object.entries(options.namespaces ?? {}))
+      for (const [name, fn] of Object.entries(fns))
+        if (typeof fn === "function") this.nsFunctions.set(`${ns}.${name}`, fn);
+    this.names = jsNames(this.tools, [...this.nsByGroup().keys()]);
   }
 
   async run(code: string): Promise<ExecutionResult> {
@@ -207,12 +235,26 @@ class StepRun {
     return this.fatal !== undefined;
   }
 
+  /** Namespace id → its function names. */
+  private nsByGroup(): Map<string, string[]> {
+    const fns = new Map<string, string[]>();
+    for (const key of this.nsFunctions.keys()) {
+      const dot = key.indexOf(".");
+      const id = key.slice(0, dot);
+      fns.set(id, [...(fns.get(id) ?? []), key.slice(dot + 1)]);
+    }
+    return fns;
+  }
+
   private preludeConfig() {
-    const ns: Record<string, string[]> = {};
-    for (const [name, fns] of Object.entries(this.options.namespaces ?? {})) ns[name] = Object.keys(fns);
+    const fns = this.nsByGroup();
+    const names = this.names;
     return {
-      tools: this.tools.map((t) => ({ q: t.qualified, s: t.server, n: t.name, u: t.unique })),
-      ns,
+      tools: this.tools.map((t) => {
+        const n = names.tools.get(t.qualified)!;
+        return { q: t.qualified, sid: t.server, s: n.group, n: t.name, m: n.member, g: n.global };
+      }),
+      ns: [...fns].map(([id, f]) => ({ id, g: names.groups.get(id)!, f })),
       maxLogChars: this.limits.max_log_bytes,
       maxResultChars: this.limits.max_result_bytes,
       maxToolCalls: this.limits.max_tool_calls,
@@ -301,15 +343,27 @@ class StepRun {
       }
       if (this.options.signal?.aborted) return this.cancel();
       if (this.overdue()) return this.timeUp();
+      this.idleHeldFrom = this.held();
       await new Promise<void>((resolve) => (this.wake = resolve));
+      this.heldCredit += this.held() - this.idleHeldFrom;
+      this.idleHeldFrom = undefined;
       if (this.options.signal?.aborted) return this.cancel();
       if (this.overdue() && this.ready.length === 0) return this.timeUp();
     }
   }
 
-  /** The deadline, moved on by the time the step spent waiting on a person. */
+  private held(): number {
+    return this.options.heldMs?.() ?? 0;
+  }
+
+  /**
+   * The deadline, moved on by the time a person was being asked while the sandbox sat idle. A question opened
+   * by a call while the code goes on computing (`const p = transfer(1); await null; while (true) {}`) does not
+   * move it: the credit is frozen whenever the sandbox runs.
+   */
   private dueAt(): number {
-    return this.deadline + (this.options.heldMs?.() ?? 0);
+    const open = this.idleHeldFrom === undefined ? 0 : this.held() - this.idleHeldFrom;
+    return this.deadline + this.heldCredit + open;
   }
 
   private overdue(): boolean {
@@ -362,10 +416,16 @@ class StepRun {
       } catch {
         tool = undefined;
       }
-      if (typeof tool !== "string" || json === undefined) {
+      if (
+        typeof tool !== "string" ||
+        json === undefined ||
+        !/^[1-9]\d{0,14}$/.test(id ?? "") ||
+        (kind !== "0" && kind !== "1")
+      ) {
         this.fatal ??= { code: "SANDBOX_RUNTIME", message: "the sandbox sent a malformed tool call" };
         return;
       }
+      if (!this.countCall(tool)) return;
       if (kind === "1") this.startNamespaceCall(Number(id), tool, json);
       else this.startToolCall(Number(id), tool, json);
     }
@@ -428,9 +488,39 @@ class StepRun {
       names.push(t.qualified);
       if (t.unique) names.push(t.name);
     }
-    for (const [ns, fns] of Object.entries(this.options.namespaces ?? {}))
-      for (const f of Object.keys(fns)) names.push(`${ns}.${f}`);
+    names.push(...this.nsFunctions.keys());
     return names;
+  }
+
+  /** One more call (tool or namespace) against max_tool_calls; false (and the step ends) past it. */
+  private countCall(name: string): boolean {
+    if (this.callCount >= this.limits.max_tool_calls) {
+      // The prelude stops the code at the same count; this holds even if the code broke the prelude.
+      this.fatal ??= this.toolLimitError(shown(name));
+      return false;
+    }
+    this.callCount++;
+    return true;
+  }
+
+  /**
+   * The call's arguments, decoded — or a TOOL_INVALID_ARGS ToolError — after the checks that bound the host's work on them: their size (as a
+   * result's, a quarter of the step's memory) and their nesting.
+   */
+  private decodeArgs(name: string, json: string): unknown[] {
+    const invalid = (why: string) => new ToolError("TOOL_INVALID_ARGS", name, `${name}: ${why}`);
+    const max = this.limits.memory_bytes / 4;
+    if (json.length > max)
+      throw invalid(`the arguments are ${json.length} characters of JSON, more than ${max} allowed`);
+    if (json.length > 2 * MAX_ARG_DEPTH && jsonDepth(json) > MAX_ARG_DEPTH)
+      throw invalid(`the arguments nest deeper than ${MAX_ARG_DEPTH} levels`);
+    let decoded: unknown;
+    try {
+      decoded = decode(json);
+    } catch (e) {
+      throw invalid(errorMessage(e));
+    }
+    return Array.isArray(decoded) ? decoded : [decoded];
   }
 
   private toolLimitError(tool: string): StepError {
@@ -446,27 +536,21 @@ class StepRun {
   }
 
   private startToolCall(id: number, name: string, json: string): void {
-    if (this.callCount >= this.limits.max_tool_calls) {
-      // The prelude stops the code at the same count; this holds even if the code broke the prelude.
-      this.fatal ??= this.toolLimitError(name);
-      return;
-    }
-    this.callCount++;
-    const info = this.byName.get(name);
+    const info = name.length <= MAX_NAME_CHARS ? this.byName.get(name) : undefined;
     if (!info) {
       const near = closestNames(name, this.knownNames());
       const ambiguous = this.tools.filter((t) => t.name === name).map((t) => t.qualified);
       const message = ambiguous.length
         ? `tool name "${name}" is ambiguous; use one of: ${ambiguous.join(", ")}`
-        : `no tool named "${name}"${near.length ? `; closest: ${near.join(", ")}` : ""}`;
-      this.fail(id, { code: "TOOL_NOT_FOUND", tool: name, message });
+        : `no tool named "${shown(name)}"${near.length ? `; closest: ${near.join(", ")}` : ""}`;
+      this.fail(id, { code: "TOOL_NOT_FOUND", tool: shown(name), message });
       return;
     }
     const started = performance.now();
     let args: Record<string, unknown>;
     try {
-      const decoded = decode(json);
-      args = toolArguments(info, Array.isArray(decoded) ? decoded : [decoded], !json.includes(TAG));
+      const call = this.names.tools.get(info.qualified)?.call;
+      args = toolArguments(info, this.decodeArgs(info.qualified, json), !json.includes(TAG), call);
     } catch (e) {
       const error =
         e instanceof ToolError
@@ -539,10 +623,18 @@ class StepRun {
   }
 
   private startNamespaceCall(id: number, name: string, json: string): void {
-    const dot = name.indexOf(".");
-    const fn = this.options.namespaces?.[name.slice(0, dot)]?.[name.slice(dot + 1)];
+    const fn = this.nsFunctions.get(name);
     if (!fn) {
-      this.fail(id, { code: "TOOL_NOT_FOUND", tool: name, message: `no function named "${name}"` });
+      const message = `no function named "${shown(name)}"`;
+      this.fail(id, { code: "TOOL_NOT_FOUND", tool: shown(name), message });
+      return;
+    }
+    let args: unknown[];
+    try {
+      args = this.decodeArgs(name, json);
+    } catch (e) {
+      const error = e as ToolError;
+      this.fail(id, { code: error.code, tool: name, message: error.message });
       return;
     }
     this.pending.set(id, {
@@ -551,8 +643,7 @@ class StepRun {
     });
     let promise: Promise<unknown>;
     try {
-      const decoded = decode(json);
-      promise = Promise.resolve(fn(Array.isArray(decoded) ? decoded : [decoded]));
+      promise = Promise.resolve(fn(args));
     } catch (e) {
       promise = Promise.reject(e);
     }

@@ -5,7 +5,8 @@
  * - calls_1000: 1000 sequential tool calls made by sandbox code vs the same 1000 calls from plain host code,
  *   against the same math server over stdio (MultiMCP), rounds interleaved, the ratio the median of the
  *   rounds' own ratios; target ratio ≤ 1.3;
- * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call.
+ * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call;
+ * - pool_after_heavy_burst: the idle engine pool's size and memory after 16 concurrent heavy steps.
  *
  *   node dist/bench/sandbox.js [--runs 200] [--rounds 31] [--calls 1000]
  */
@@ -13,7 +14,7 @@ import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { InProcessToolHost, mathTools, runCode, type InProcessTool } from "../action/index.js";
-import { acquireEngine, enginesCreated, releaseEngine } from "../action/engine.js";
+import { acquireEngine, enginesCreated, idleEngines, releaseEngine, trimIdle } from "../action/engine.js";
 import { SandboxLimits } from "../config/index.js";
 import { distPath, type ToolHost } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
@@ -140,6 +141,28 @@ async function callRounds(host: ToolHost) {
   };
 }
 
+/**
+ * A burst of 16 concurrent heavy steps (each grows its engine by ~40 MB), then what the idle pool keeps:
+ * WebAssembly memory never shrinks, so the pool's cap on grown bytes is what gives memory back.
+ */
+async function poolAfterBurst() {
+  const mb = (b: number) => round(b / (1 << 20), 1);
+  const heavy = "const a = new Uint8Array(40 << 20); a[1] = 1; return a.length";
+  const results = await Promise.all(
+    Array.from({ length: 16 }, () => runCode(heavy, new InProcessToolHost([]), limits)),
+  );
+  if (results.some((r) => !r.ok)) throw new Error("a heavy bench step failed");
+  const pool = idleEngines();
+  trimIdle(Date.now() + 1);
+  return {
+    steps: 16,
+    idle_engines: pool.count,
+    idle_mb: mb(pool.bytes),
+    after_trim_engines: idleEngines().count,
+  };
+}
+
+const burst = await poolAfterBurst();
 const fresh = await freshContext();
 const inProcess = await callRounds(new InProcessToolHost(mathTools()));
 const hub = await MultiMCP.start({
@@ -162,6 +185,7 @@ process.stdout.write(
       calls_stdio_math_server: { ...stdio, target_ratio: 1.3, meets_target: stdio.ratio <= 1.3 },
       calls_in_process_host: inProcess,
       engines_created: enginesCreated(),
+      pool_after_heavy_burst: burst,
     },
     null,
     2,

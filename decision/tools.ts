@@ -1,5 +1,5 @@
 /** How the decision prompt shows tools: a call signature derived from the input schema, and the description. */
-import type { ToolInfo } from "../core/index.js";
+import { jsNames, type ToolInfo } from "../core/index.js";
 
 type Json = Record<string, unknown>;
 
@@ -12,23 +12,26 @@ function typeOf(schema: Json | undefined): string {
   return typeof t === "string" ? t : "any";
 }
 
-/** `add(a: number, b: number)` — parameters in schema order, optional ones marked with `?`. */
-export function toolSignature(tool: ToolInfo): string {
+/**
+ * `add(a: number, b: number)` — parameters in schema order, optional ones marked with `?`; `callName` is how
+ * sandbox code calls the tool (core/tool-names.ts).
+ */
+export function toolSignature(tool: ToolInfo, callName: string): string {
   const props = (tool.inputSchema.properties ?? {}) as Record<string, Json>;
   const required = new Set((tool.inputSchema.required as string[] | undefined) ?? []);
   const params = Object.entries(props).map(
     ([name, s]) => `${name}${required.has(name) ? "" : "?"}: ${typeOf(s)}`,
   );
-  const callName = tool.unique ? tool.name : tool.qualified;
   return `${callName}(${params.join(", ")})`;
 }
 
 export function renderTools(tools: ToolInfo[]): string {
   if (tools.length === 0) return "(no tools are connected)";
+  const names = jsNames(tools);
   return tools
     .map((t) => {
       const desc = t.description.replace(/\s+/g, " ").trim();
-      return `- ${toolSignature(t)} [${t.qualified}]${desc ? ` — ${desc}` : ""}`;
+      return `- ${toolSignature(t, names.tools.get(t.qualified)!.call)} [${t.qualified}]${desc ? ` — ${desc}` : ""}`;
     })
     .join("\n");
 }

@@ -7,7 +7,7 @@
 import { parse, type Node, type AnyNode, type CallExpression, type Expression, type Program } from "acorn";
 import { ancestor } from "acorn-walk";
 import { distance } from "fastest-levenshtein";
-import type { ToolInfo } from "../core/index.js";
+import { SANDBOX_GLOBALS, isJsIdentifier, jsNames, type ToolInfo } from "../core/index.js";
 import type { Finding } from "./finding.js";
 import { FORBIDDEN_GLOBALS, JS_BUILTINS, SANDBOX_HELPERS } from "./js-names.js";
 
@@ -41,52 +41,67 @@ const PARSE_OPTIONS = {
   locations: true,
 } as const;
 
-/** The sandbox binds a name that is not a JavaScript identifier under this alias ("get-weather" → get_weather). */
-function ident(name: string): string {
-  const t = name.replace(/[^A-Za-z0-9_$]/g, "_");
-  return /^[0-9]/.test(t) ? `_${t}` : t;
-}
-
-/** What a name in the code can resolve to, built the way the sandbox binds tools (action/prelude.ts). */
+/** What a name in the code can resolve to, by the names the sandbox binds (core/tool-names.ts). */
 interface ToolIndex {
-  /** Plain global name (and its identifier alias) → the tools of that name on any server. */
+  /**
+   * Plain global → the tool bound to it; also a name several servers share (written as is, bound to none)
+   * → those tools, for the "ambiguous" finding.
+   */
   plain: Map<string, ToolInfo[]>;
-  /** Server or namespace global (and alias) → member name (and alias) → the tool, or null for a host function. */
+  /** Server or namespace global → member name (and alias) → the tool, or null for a host function. */
   groups: Map<string, Map<string, ToolInfo | null>>;
-  /** How a tool is called: its plain name when unique, else server.tool. */
+  /** What callTool(name) takes: qualified names and the raw names of unique tools, as the host resolves them. */
+  byName: Map<string, ToolInfo>;
+  /** How a tool is called: its global when it has one, else group.member. */
   callName: (t: ToolInfo) => string;
   /** Every name worth suggesting, as it is written in code. */
   callable: string[];
 }
 
 function indexTools(tools: readonly ToolInfo[], namespaces: CodeGuardOptions["namespaces"] = {}): ToolIndex {
+  const nsFns = Object.entries(namespaces).map(
+    ([ns, fns]) => [ns, Array.isArray(fns) ? (fns as string[]) : Object.keys(fns)] as const,
+  );
+  const names = jsNames(
+    tools,
+    nsFns.map(([ns]) => ns),
+  );
   const plain = new Map<string, ToolInfo[]>();
   const groups = new Map<string, Map<string, ToolInfo | null>>();
-  const group = (name: string) => {
-    let g = groups.get(name);
-    if (!g) groups.set(name, (g = new Map()));
-    if (ident(name) !== name) groups.set(ident(name), g);
+  const byName = new Map<string, ToolInfo>();
+  const group = (id: string) => {
+    const global = names.groups.get(id)!;
+    let g = groups.get(global);
+    if (!g) groups.set(global, (g = new Map()));
     return g;
   };
   for (const t of tools) {
-    for (const n of new Set([t.name, ident(t.name)])) plain.set(n, [...(plain.get(n) ?? []), t]);
+    const n = names.tools.get(t.qualified)!;
+    if (n.global) plain.set(n.global, [t]);
     const g = group(t.server);
     g.set(t.name, t);
-    if (!g.has(ident(t.name))) g.set(ident(t.name), t);
+    g.set(n.member, t);
+    byName.set(t.qualified, t);
+    if (t.unique) byName.set(t.name, t);
   }
-  for (const [ns, fns] of Object.entries(namespaces)) {
+  for (const t of tools) {
+    const free = !SANDBOX_GLOBALS.has(t.name) && !groups.has(t.name) && !plain.get(t.name)?.[0]?.unique;
+    if (!t.unique && isJsIdentifier(t.name) && free) plain.set(t.name, [...(plain.get(t.name) ?? []), t]);
+  }
+  for (const [ns, fns] of nsFns) {
     const g = group(ns);
-    for (const fn of Array.isArray(fns) ? fns : Object.keys(fns)) if (!g.has(fn)) g.set(fn, null);
+    for (const fn of fns) if (!g.has(fn)) g.set(fn, null);
   }
-  const callName = (t: ToolInfo) => (t.unique ? ident(t.name) : `${ident(t.server)}.${ident(t.name)}`);
+  const callName = (t: ToolInfo) => names.tools.get(t.qualified)!.call;
   const callable = [
-    ...tools.filter((t) => t.unique).map((t) => ident(t.name)),
-    ...tools.map((t) => `${ident(t.server)}.${ident(t.name)}`),
-    ...Object.entries(namespaces).flatMap(([ns, fns]) =>
-      (Array.isArray(fns) ? fns : Object.keys(fns)).map((fn) => `${ident(ns)}.${fn}`),
-    ),
+    ...tools.map(callName),
+    ...tools.map((t) => {
+      const n = names.tools.get(t.qualified)!;
+      return `${n.group}.${n.member}`;
+    }),
+    ...nsFns.flatMap(([ns, fns]) => fns.map((fn) => `${names.groups.get(ns)!}.${fn}`)),
   ];
-  return { plain, groups, callName, callable: [...new Set(callable)] };
+  return { plain, groups, byName, callName, callable: [...new Set(callable)] };
 }
 
 /** What a call's callee refers to. */
@@ -103,10 +118,7 @@ function resolveCall(call: CallExpression, declared: Set<string>, index: ToolInd
       const first = call.arguments[0];
       if (first?.type !== "Literal" || typeof first.value !== "string") return undefined;
       const name = first.value;
-      const dot = name.indexOf(".");
-      const tool =
-        index.plain.get(name)?.find((t) => t.unique && t.name === name) ??
-        (dot > 0 ? index.groups.get(name.slice(0, dot))?.get(name.slice(dot + 1)) : undefined);
+      const tool = index.byName.get(name);
       if (tool) return { kind: "tool", tool, args: call.arguments.slice(1) };
       return { kind: "unknown_member", group: "callTool", member: name, node: first };
     }
@@ -385,7 +397,7 @@ export function guardCode(
       });
       continue;
     }
-    const members = [...new Set([...(index.groups.get(group)?.keys() ?? [])].map(ident))];
+    const members = [...(index.groups.get(group)?.keys() ?? [])].filter((m) => isJsIdentifier(m));
     const suggestions = nearest(
       member,
       members.map((m) => `${group}.${m}`),

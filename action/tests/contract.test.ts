@@ -61,7 +61,8 @@ describe("tool functions", () => {
     const wrongType = await runCode("return add('1', 2)", host, limits());
     expect(wrongType.error).toMatchObject({ code: "TOOL_INVALID_ARGS", tool: "math.add" });
     expect(wrongType.error?.message).toContain('argument "a" must be number');
-    expect(wrongType.error?.message).toContain("math.add(a: number, b: number)");
+    // The signature as the prompt shows it: add is unique, so it is called by its plain name.
+    expect(wrongType.error?.message).toContain("(signature: add(a: number, b: number))");
 
     const missing = await runCode("return add(1)", host, limits());
     expect(missing.error?.message).toContain('missing required argument "b"');

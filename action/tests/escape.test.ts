@@ -316,6 +316,8 @@ const PAYLOADS: Payload[] = [
   {
     name: "memory bombs: array doubling, Map growth, typed arrays",
     code: "const out = [];\nfor (const bomb of [() => { let a = [1]; for (;;) a = a.concat(a) }, () => { const m = new Map(); for (let i = 0; ; i++) m.set(i, { i }) }, () => { const a = []; for (;;) a.push(new Float64Array(1 << 17)) }]) { try { bomb() } catch (e) { out.push(String(e)) } }\nconst keep = []; for (;;) keep.push(new Uint8Array(1 << 20))",
+    // ~3 s of work when quiet: on a busy machine the default 5 s limit would end it as a timeout instead.
+    limits: { timeout_ms: 60_000 },
     check: failsWith("SANDBOX_MEMORY"),
   },
   {

@@ -1,7 +1,7 @@
 /** Every sandbox limit ends the step with its typed error, and the next step runs normally. */
 import { describe, expect, it } from "vitest";
 import { runCode } from "../index.js";
-import { enginesCreated } from "../engine.js";
+import { BASE_BYTES, MAX_IDLE_GROWN_BYTES, enginesCreated, idleEngines, trimIdle } from "../engine.js";
 import { limits, testHost } from "./helpers.js";
 
 async function expectHealthy(): Promise<void> {
@@ -34,6 +34,65 @@ describe("limits", () => {
     expect(r.error?.code).toBe("SANDBOX_TIMEOUT");
     expect(r.duration_ms).toBeLessThan(5000);
     expect(r.tool_calls).toMatchObject([{ tool: "slow", ok: false, error_kind: "TOOL_CANCELLED" }]);
+  });
+
+  describe("timeout_ms while a person is asked (heldMs)", () => {
+    // A host whose tool asks a person: the wait clock opens synchronously inside call(), as the approval gate's
+    // does, and the answer comes after `answerMs` (never, when undefined).
+    function askingHost(answerMs?: number) {
+      let since: number | undefined;
+      let done = 0;
+      const inner = testHost();
+      const host = {
+        tools: () => inner.tools(),
+        onCall: inner.onCall.bind(inner),
+        call: async (name: string, args: Record<string, unknown>) => {
+          since = Date.now();
+          if (answerMs === undefined) await new Promise(() => {});
+          await new Promise((r) => setTimeout(r, answerMs));
+          done += Date.now() - since;
+          since = undefined;
+          return inner.call(name, args);
+        },
+      };
+      const heldMs = () => done + (since === undefined ? 0 : Date.now() - since);
+      return { host, heldMs };
+    }
+
+    it("code that computes while the question is open still times out on schedule", async () => {
+      for (const answerMs of [undefined, 60_000]) {
+        const { host, heldMs } = askingHost(answerMs);
+        const r = await runCode(
+          "const p = add(1, 2); await null; while (true) {}",
+          host,
+          limits({ timeout_ms: 300 }),
+          { heldMs },
+        );
+        expect(r.error?.code).toBe("SANDBOX_TIMEOUT");
+      }
+    });
+
+    it("a wait while the code is idle does not count, and computing after it does", async () => {
+      const { host, heldMs } = askingHost(600);
+      const waited = await runCode("return await add(1, 2)", host, limits({ timeout_ms: 300 }), { heldMs });
+      expect(waited).toMatchObject({ ok: true, value: 3 });
+      const spun = await runCode("await add(1, 2); while (true) {}", host, limits({ timeout_ms: 300 }), {
+        heldMs,
+      });
+      expect(spun.error?.code).toBe("SANDBOX_TIMEOUT");
+    });
+  });
+
+  it("the idle engine pool gives back the memory of heavy steps, and all of it once idle", async () => {
+    const heavy = "const a = new Uint8Array(24 << 20); a[1] = 1; return a.length";
+    const rs = await Promise.all(Array.from({ length: 8 }, () => runCode(heavy, testHost(), limits())));
+    for (const r of rs) expect(r).toMatchObject({ ok: true, value: 24 << 20 });
+    const pool = idleEngines();
+    // At most the cap of grown bytes, plus the engine released last (always kept for the next step).
+    expect(pool.bytes - pool.count * BASE_BYTES).toBeLessThanOrEqual(MAX_IDLE_GROWN_BYTES + (48 << 20));
+    trimIdle(Date.now() + 1);
+    expect(idleEngines().count).toBe(0);
+    await expectHealthy();
   });
 
   it("memory_bytes: many small objects, large buffers and a single huge allocation", async () => {

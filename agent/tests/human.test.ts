@@ -258,6 +258,16 @@ describe("the approval gate", () => {
     expect(human.unconsumed()).toEqual([]);
   });
 
+  it("code that spins while an approval is open still times out (policy:fail, and a person slow to answer)", async () => {
+    const never: HumanChannel = { name: "scripted", ask: () => new Promise(() => {}) };
+    for (const human of [new PolicyChannel("fail"), never]) {
+      const s = await loopWith(human, "const p = multiply(6, 7); await null; while (true) {}", {
+        sandbox: { timeout_ms: 300 },
+      }).run("6*7");
+      expect(s.steps[0]!.execution_result?.error?.code).toBe("SANDBOX_TIMEOUT");
+    }
+  });
+
   it("a person thinking over an approval does not use up the step's time limit or the session's", async () => {
     // Answers after 1.5 s, while the step may run 0.8 s and the session 1.2 s of wall time.
     const slow: HumanChannel = {
