@@ -22,6 +22,7 @@ import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
 import * as batch from "./batch.js";
 import * as read from "./read.js";
+import { BUILTIN_RULES, extraRules } from "./redact.js";
 import { DEFAULT_LIMITS, Sanitizer, byteLength, collectSecrets, type SanitizeLimits } from "./sanitize.js";
 import type {
   BatchItem,
@@ -44,6 +45,8 @@ import { mostAndLeastReliable, toolStats } from "./stats.js";
 export interface SessionStoreOptions extends OpenDbOptions {
   /** Values to redact besides secret-looking environment variables. */
   secrets?: string[];
+  /** Regular expressions whose matches are redacted besides the built-in rules (profiles.yaml `redact:`). */
+  redact?: string[];
   /** Where secret-looking variables are read from (default process.env). */
   env?: NodeJS.ProcessEnv;
   limits?: Partial<SanitizeLimits>;
@@ -122,7 +125,13 @@ export class SessionStore implements SessionRecorder {
     const db = openDatabase(path, options);
     const secrets = collectSecrets(options.env ?? process.env, options.secrets ?? []);
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
-    return new SessionStore(db, path, new Sanitizer(secrets, limits), options.clock ?? systemClock);
+    const rules = [...BUILTIN_RULES, ...extraRules(options.redact ?? [])];
+    return new SessionStore(db, path, new Sanitizer(secrets, limits, rules), options.clock ?? systemClock);
+  }
+
+  /** A text with every secret this store knows of redacted (for what is written beside it: batch CSVs). */
+  redact(text: string): string {
+    return this.clean.redact(text);
   }
 
   close(): void {
