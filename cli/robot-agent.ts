@@ -78,7 +78,7 @@ export async function agentRunner(
     ...(settings.allow_check === false ? ["--no-check"] : []),
     ...(settings.max_actions ? ["--max-actions", String(settings.max_actions)] : []),
   ];
-  const store = openStore(g);
+  const store = openStore(g, profile.redact);
   let hub: MultiMCP;
   try {
     hub = await MultiMCP.start({

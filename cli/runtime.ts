@@ -42,8 +42,9 @@ export function dbPath(opts: GlobalOptions): string {
   return opts.db ?? process.env.PDA_DB ?? defaultDbPath();
 }
 
-export function openStore(opts: GlobalOptions): SessionStore {
-  return SessionStore.open(dbPath(opts));
+/** The session store; `redact`: the profile's extra redaction patterns (they matter to writers only). */
+export function openStore(opts: GlobalOptions, redact?: string[]): SessionStore {
+  return SessionStore.open(dbPath(opts), { redact });
 }
 
 export async function openHub(opts: GlobalOptions): Promise<MultiMCP> {
@@ -88,7 +89,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY,
     terminal: { timeoutMs: profile.hil.timeout_ms, onTimeout: profile.hil.on_timeout },
   });
-  const store = openStore(opts);
+  const store = openStore(opts, profile.redact);
   let hub: MultiMCP | undefined;
   try {
     hub = await openHub(opts);

@@ -44,16 +44,77 @@ function lineOf(
   return offset === undefined ? undefined : lc.linePos(offset).line;
 }
 
+/**
+ * What a YAML file may cost to read. Config files are a few KB; the limits stop a file (or a "billion laughs"
+ * alias bomb, a few hundred bytes that expand to gigabytes) from taking the process down with a stack trace.
+ */
+export const YAML_LIMITS = {
+  /** Largest file read, in characters. */
+  maxChars: 4 << 20,
+  /** Most alias expansions (`*name`) in one document, counted as the yaml library counts them. */
+  maxAliasCount: 1000,
+  /** Deepest nesting of flow collections (`[`, `{`); block nesting this deep would not fit in maxChars. */
+  maxDepth: 100,
+};
+
+/** Line of the first `[` or `{` nested deeper than maxDepth (brackets inside strings count too), or 0. */
+function tooDeep(text: string): number {
+  let depth = 0;
+  let line = 1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) line++;
+    else if (c === 91 || c === 123) {
+      if (++depth > YAML_LIMITS.maxDepth) return line;
+    } else if ((c === 93 || c === 125) && depth > 0) depth--;
+  }
+  return 0;
+}
+
+/**
+ * Parse a YAML (or JSON) text within YAML_LIMITS. Every failure is a ConfigError naming `file` (and the line
+ * where there is one): syntax errors, a file too big, too many aliases, nesting too deep.
+ */
+export function parseYaml(
+  file: string,
+  text: string,
+): { doc: ReturnType<typeof parseDocument>; lc: LineCounter; value: unknown } {
+  if (text.length > YAML_LIMITS.maxChars) {
+    throw new ConfigError(
+      `${file}: ${text.length} characters, over the ${YAML_LIMITS.maxChars} a YAML file may have`,
+    );
+  }
+  const deep = tooDeep(text);
+  if (deep) {
+    throw new ConfigError(`${file}:${deep}: nested more than ${YAML_LIMITS.maxDepth} levels deep`);
+  }
+  const lc = new LineCounter();
+  let doc: ReturnType<typeof parseDocument>;
+  let value: unknown;
+  try {
+    doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      const line = e.linePos?.[0]?.line;
+      throw new ConfigError(`${file}${line ? `:${line}` : ""}: ${e.message.split("\n")[0]}`);
+    }
+    value = doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliasCount });
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    // The yaml library throws a ReferenceError for an alias bomb.
+    const why =
+      e instanceof ReferenceError && /alias/i.test(e.message)
+        ? `more than ${YAML_LIMITS.maxAliasCount} alias expansions (an alias bomb?)`
+        : (e as Error).message.split("\n")[0];
+    throw new ConfigError(`${file}: cannot read it as YAML: ${why}`, { cause: e });
+  }
+  return { doc, lc, value };
+}
+
 /** Parse a YAML (or JSON) text and validate it; errors carry file:line and the field path. */
 export function parseConfigText<S extends z.ZodType>(file: string, text: string, schema: S): z.infer<S> {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const line = e.linePos?.[0]?.line;
-    throw new ConfigError(`${file}${line ? `:${line}` : ""}: ${e.message.split("\n")[0]}`);
-  }
-  const result = schema.safeParse(doc.toJS());
+  const { doc, lc, value } = parseYaml(file, text);
+  const result = schema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const line = lineOf(doc, lc, issue.path);

@@ -42,6 +42,18 @@ export const SandboxLimits = z
   .strict();
 export type SandboxLimits = z.infer<typeof SandboxLimits>;
 
+/** A regular expression (JavaScript syntax) that compiles and never matches the empty string. */
+export const RedactPattern = z.string().superRefine((source, ctx) => {
+  let re: RegExp;
+  try {
+    re = new RegExp(source);
+  } catch (e) {
+    ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${(e as Error).message}` });
+    return;
+  }
+  if (re.test("")) ctx.addIssue({ code: "custom", message: `/${source}/ matches the empty string` });
+});
+
 export const Profile = z
   .object({
     description: z.string().default(""),
@@ -79,6 +91,11 @@ export const Profile = z
     memory_hits: z.number().int().min(0).default(3),
     /** An agent from agents.yaml that holds the conversation (its sub-agents and handoffs come with it). */
     agent: z.string().min(1).optional(),
+    /**
+     * Regular expressions whose matches the session store and batch CSVs redact, beside the built-in rules
+     * (key formats, private keys, JWTs, URL passwords, `password=`-style pairs). Each is checked here.
+     */
+    redact: z.array(RedactPattern).default([]),
   })
   .strict();
 export type Profile = z.infer<typeof Profile>;

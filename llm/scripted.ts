@@ -8,8 +8,8 @@
  * - `{ error: { code, message } }` — the call fails with that ModelError.
  */
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { parseYaml } from "../config/index.js";
 import { ConfigError, ModelError } from "../core/index.js";
 import type { Transport } from "./structured.js";
 import type { RawCompletion, RawTurn } from "./types.js";
@@ -57,12 +57,7 @@ export class ScriptedTransport implements Transport {
         cause: e,
       });
     }
-    let data: unknown;
-    try {
-      data = parseYaml(text);
-    } catch (e) {
-      throw new ConfigError(`scripted:${file}: not valid YAML/JSON: ${(e as Error).message.split("\n")[0]}`);
-    }
+    const data = parseYaml(`scripted:${file}`, text).value;
     const parsed = Script.safeParse(data ?? {});
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;

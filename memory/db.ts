@@ -1,5 +1,5 @@
 /** Opening the SQLite file: parent folders, pragmas, migrations, and clear errors for what can go wrong. */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreError } from "../core/index.js";
@@ -28,16 +28,22 @@ export function openDatabase(path: string, options: OpenDbOptions = {}): Databas
           `no session store at ${file} (run a session first, or pass --db / set PDA_DB)`,
         );
       }
-      mkdirSync(dirname(file), { recursive: true });
-    }
+      // Private from the start: folders we make are the user's only, and the file is created 0600 before
+      // SQLite opens it (SQLite gives the -wal and -shm files the database file's permissions).
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      try {
+        writeFileSync(file, "", { flag: "wx", mode: 0o600 });
+      } catch (e) {
+        // Another process created it first: it did the same.
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw openFailed(file, e);
+      }
+    } else if (!options.mustExist) warnIfReadableByOthers(file);
   }
   let db: Database.Database;
   try {
     db = new Database(file, { timeout: busyTimeoutMs });
   } catch (e) {
-    throw new StoreError("STORE_OPEN_FAILED", `cannot open session store ${file}: ${(e as Error).message}`, {
-      cause: e,
-    });
+    throw openFailed(file, e);
   }
   try {
     // Switching to WAL and recovering a crashed WAL take locks that can report SQLITE_BUSY without going
@@ -60,10 +66,31 @@ export function openDatabase(path: string, options: OpenDbOptions = {}): Databas
         cause: e,
       });
     }
-    throw new StoreError("STORE_OPEN_FAILED", `cannot open session store ${file}: ${(e as Error).message}`, {
-      cause: e,
-    });
+    throw openFailed(file, e);
   }
+}
+
+function openFailed(file: string, e: unknown): StoreError {
+  return new StoreError("STORE_OPEN_FAILED", `cannot open session store ${file}: ${(e as Error).message}`, {
+    cause: e,
+  });
+}
+
+const warned = new Set<string>();
+
+/**
+ * A store that others can read was made so by someone (an older pda made files 0644, or the file is shared
+ * on purpose): it is left as it is, and a process that writes to it says so once.
+ */
+function warnIfReadableByOthers(file: string): void {
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) === 0 || warned.has(file)) return;
+  warned.add(file);
+  process.emitWarning(
+    `session store ${file} can be read by other users (mode ${mode.toString(8)}); ` +
+      `it holds queries, answers and tool results: chmod 600 it unless it is shared on purpose`,
+    { code: "PDA_STORE_PERMISSIONS" },
+  );
 }
 
 function withBusyRetry<T>(timeoutMs: number, fn: () => T): T {

@@ -1,13 +1,20 @@
 /**
- * What the store does to every value before it is written: secret values are replaced by a marker and
- * oversized text is cut, with the full size kept beside it. Applied at write, so nothing secret or huge
- * reaches the file (or its WAL) in the first place.
+ * What the store does to every value before it is written: secrets are replaced by a marker and oversized
+ * text is cut, with the full size kept beside it. Applied at write, so nothing secret or huge reaches the
+ * file (or its WAL, or the search index) in the first place. Secrets are the values of secret-looking
+ * environment variables and configured values (found literally), and whatever the rules of redact.ts
+ * recognise by shape or by the name next to it.
  */
 
 import { escapeRegExp, type AgentSession, type Step } from "../core/index.js";
+import { BUILTIN_RULES, isSecretPair, marker, type RedactRule } from "./redact.js";
 
-/** Environment variable names whose values are treated as secrets. */
+/** Environment variable names whose values are treated as secrets: these words anywhere in the name… */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+/** …or these as a whole part of it (`DB_PASS`, `GH_PAT`, but not `PATH` or `PASSENGER`). */
+const SECRET_PART = /^(?:PASS|PAT|PWD|DSN|AUTH|COOKIE)$/i;
+/** user:password@ in a URL-valued variable (DATABASE_URL, REDIS_URL, …): its password is a secret. */
+const URL_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*:([^\s/?#@]+)@/i;
 const MIN_SECRET_LENGTH = 8;
 
 export interface SanitizeLimits {
@@ -29,7 +36,14 @@ export const DEFAULT_LIMITS: SanitizeLimits = {
 export function collectSecrets(env: NodeJS.ProcessEnv, extra: readonly string[] = []): Map<string, string> {
   const secrets = new Map<string, string>();
   for (const [name, value] of Object.entries(env)) {
-    if (value && value.length >= MIN_SECRET_LENGTH && SECRET_NAME.test(name)) secrets.set(value, name);
+    if (!value) continue;
+    const secretName = SECRET_NAME.test(name) || name.split(/[_.-]/).some((part) => SECRET_PART.test(part));
+    if (value.length >= MIN_SECRET_LENGTH && secretName) secrets.set(value, name);
+    const password = URL_PASSWORD.exec(value)?.[1];
+    if (password && password.length >= 4) {
+      secrets.set(value, name);
+      secrets.set(password, name);
+    }
   }
   for (const value of extra) {
     if (value && value.length >= 4) secrets.set(value, "configured");
@@ -46,10 +60,13 @@ export class Sanitizer {
   /** The forms as they show inside a value's JSON, for isClean() (not global: test() on one keeps state). */
   private readonly probe: RegExp | null;
   private readonly names: Map<string, string>;
+  /** The rules' probes, joined (one regex per set of flags): when none finds anything, no rule changes a text. */
+  private readonly ruleProbes: RegExp[];
 
   constructor(
     secrets: Map<string, string>,
     readonly limits: SanitizeLimits = DEFAULT_LIMITS,
+    private readonly rules: readonly RedactRule[] = BUILTIN_RULES,
   ) {
     // A secret may also appear JSON-escaped (inside a raw model response, say): redact that form too.
     this.names = new Map();
@@ -64,6 +81,10 @@ export class Sanitizer {
       .sort((a, b) => b.length - a.length)
       .map(escapeRegExp);
     this.probe = inJson.length ? new RegExp(inJson.join("|")) : null;
+    const byFlags = new Map<string, string[]>();
+    for (const r of rules)
+      (byFlags.get(r.probe.flags) ?? byFlags.set(r.probe.flags, []).get(r.probe.flags)!).push(r.probe.source);
+    this.ruleProbes = [...byFlags].map(([flags, sources]) => new RegExp(sources.join("|"), flags));
   }
 
   /** Redact, then cut to maxTextChars with a marker that names the full size. */
@@ -78,8 +99,15 @@ export class Sanitizer {
   }
 
   redact(value: string): string {
-    if (!this.pattern || value.length < MIN_SECRET_LENGTH / 2) return value;
-    return value.replace(this.pattern, (m) => `[REDACTED:${this.names.get(m) ?? "secret"}]`);
+    if (value.length < MIN_SECRET_LENGTH / 2) return value;
+    let out = this.pattern
+      ? value.replace(this.pattern, (m) => marker(this.names.get(m) ?? "secret"))
+      : value;
+    if (!this.ruleProbes.some((p) => p.test(out))) return out;
+    for (const rule of this.rules) {
+      if (rule.probe.test(out)) out = rule.apply(out);
+    }
+    return out;
   }
 
   /** Every string in a JSON-like value (keys included) passed through text(). */
@@ -169,9 +197,15 @@ export class Sanitizer {
    * Whether deep() would leave a value unchanged, judged on its JSON: no string in it can be longer than
    * maxTextChars when the whole JSON is not, and JSON escaping is per character, so any string or key that
    * holds a form redact() looks for holds that form's JSON escape in the value's JSON, which `probe` finds.
+   * The rules' probes use no character JSON escapes, so they find a rule's text in the JSON as well, and a
+   * secret-named key with a string value (see walk()) shows as `name":` there.
    */
   private isClean(json: string): boolean {
-    return json.length <= this.limits.maxTextChars && !this.probe?.test(json);
+    return (
+      json.length <= this.limits.maxTextChars &&
+      !this.probe?.test(json) &&
+      !this.ruleProbes.some((p) => p.test(json))
+    );
   }
 
   private walk(value: unknown): unknown {
@@ -179,7 +213,12 @@ export class Sanitizer {
     if (Array.isArray(value)) return value.map((v) => this.walk(v));
     if (value && typeof value === "object") {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[this.redact(k)] = this.walk(v);
+      for (const [k, v] of Object.entries(value)) {
+        // {"password": "…"}: the key says the value is secret, whatever it looks like.
+        const clean = this.walk(v);
+        const key = this.redact(k);
+        out[key] = typeof clean === "string" && isSecretPair(k, clean) ? marker(key) : clean;
+      }
       return out;
     }
     return value;

@@ -16,12 +16,15 @@ export function writeAtomic(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
+/** A CSV with a header; `redact` is applied to every cell (the session store's, so no secret gets out here). */
 export function writeCsv(
   path: string,
   columns: readonly string[],
   rows: Array<Record<string, string>>,
+  redact: (text: string) => string = (t) => t,
 ): void {
-  writeAtomic(path, stringify(rows, { header: true, columns: [...columns] }));
+  const clean = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, redact(v)])));
+  writeAtomic(path, stringify(clean, { header: true, columns: [...columns] }));
 }
 
 export function statePath(dir: string): string {
@@ -56,18 +59,20 @@ export function writeBatchState(dir: string, state: BatchState): void {
   writeAtomic(statePath(dir), `${JSON.stringify(state, null, 2)}\n`);
 }
 
-/** Both CSVs from the done items' outcomes, in input order. */
+/** Both CSVs from the done items' outcomes, in input order, every cell passed through `redact`. */
 export function writeOutputs(
   outcomes: ItemOutcome[],
   file: QueryFile,
   files: { queries: string; tools: string },
+  redact: (text: string) => string,
 ): void {
   writeCsv(
     files.queries,
     queryColumns(file.extraColumns),
     outcomes.map((o) => queryRow(o, file.extraColumns)),
+    redact,
   );
-  writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow));
+  writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow), redact);
 }
 
 /** Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. */

@@ -169,6 +169,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
     budgets: { ...deps.profile.budgets, ...opts.budgets, max_wall_ms: Number.MAX_SAFE_INTEGER },
   };
   const files = { queries: join(out, QUERY_CSV), tools: join(out, TOOL_CSV), summary: join(out, SUMMARY_MD) };
+  const redact = (text: string) => deps.store.redact(text);
   let stop: { status: "interrupted" | "stopped"; error: PdaError | null } | null = null;
   const stopWith = (status: "interrupted" | "stopped", error: PdaError | null) => {
     if (stop) return;
@@ -178,7 +179,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   const flusher = new Flusher(opts.flushMs ?? 1000, () => {
     try {
       const rows = [...saved.values()].sort((a, b) => a.index - b.index);
-      writeOutputs(rows, file, files);
+      writeOutputs(rows, file, files, redact);
       emit({ type: "flush", rows: rows.length });
       writeBatchState(out, state);
     } catch (e) {
@@ -401,9 +402,9 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
     error: stopped?.error ? stopped.error.message : null,
   });
-  writeOutputs(outcomes, file, files);
+  writeOutputs(outcomes, file, files, redact);
   writeBatchState(out, state);
-  writeAtomic(files.summary, renderSummary(state, file, outcomes));
+  writeAtomic(files.summary, redact(renderSummary(state, file, outcomes)));
   deps.store.finishBatchRun(runId, remaining === 0 ? "finished" : status);
   return { state, status, outcomes, remaining, error: stopped?.error ?? null, files };
 }

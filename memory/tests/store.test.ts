@@ -496,3 +496,92 @@ describe("secrets", () => {
     }
   });
 });
+
+describe("one transaction per step", () => {
+  const tool = {
+    server: "m",
+    tool: "add",
+    ok: true,
+    latency_ms: 1,
+    bytes: 1,
+    started_at: "2025-01-01T00:00:00Z",
+  };
+  const llm = {
+    role: "decision",
+    provider: "p",
+    model: "m",
+    ok: true,
+    input_tokens: 1,
+    output_tokens: 1,
+    latency_ms: 1,
+    attempts: 1,
+    prompt: "the prompt",
+    raw_response: "{}",
+    value: {},
+    started_at: "2025-01-01T00:00:00Z",
+  };
+  const step = (status: "pending" | "completed") => ({
+    index: 0,
+    description: "add",
+    type: "CODE" as const,
+    code: "return 1",
+    status,
+    attempts: 1,
+    plan_version: 1,
+  });
+
+  it("commits a step's writes together when the step ends; this process reads them before", () => {
+    const path = join(dir, "nested", "pda.db");
+    const other = new Database(path, { readonly: true });
+    try {
+      const commits = () => other.pragma("data_version", { simple: true }) as number;
+      const rows = (t: string) => other.prepare(`SELECT count(*) FROM ${t}`).pluck().get() as number;
+      store.startSession(newSession("q", "t1", "2025-01-01T00:00:00Z"));
+      const before = commits();
+      store.recordLlmCall("t1", llm);
+      store.saveStep("t1", step("pending"));
+      store.recordToolCall("t1", 0, tool);
+      // Not in the file yet: another process sees nothing of the step in flight.
+      expect([commits(), rows("llm_calls"), rows("steps"), rows("tool_calls")]).toEqual([before, 0, 0, 0]);
+      store.saveStep("t1", step("completed"));
+      expect([rows("llm_calls"), rows("steps"), rows("tool_calls")]).toEqual([1, 1, 1]);
+      expect(commits()).toBe(before + 1);
+      // A read in this process writes what waits first.
+      store.recordToolCall("t1", 0, tool);
+      expect(store.toolCalls({ session_id: "t1" })).toHaveLength(2);
+      expect(rows("tool_calls")).toBe(2);
+      expect(store.llmCalls("t1")[0]!.prompt).toBe("the prompt");
+    } finally {
+      other.close();
+    }
+  });
+
+  it("a waiting write that fails is rolled back alone and reported when its step ends", () => {
+    store.startSession(newSession("q", "t2", "2025-01-01T00:00:00Z"));
+    store.db.exec(`CREATE TEMP TRIGGER refuse BEFORE INSERT ON tool_calls WHEN new.tool = 'bad'
+      BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    store.recordLlmCall("t2", llm);
+    store.recordToolCall("t2", 0, { ...tool, tool: "bad" });
+    store.recordToolCall("t2", 0, tool);
+    const e = storeError(() => store.saveStep("t2", step("completed")));
+    expect(e.code).toBe("STORE_WRITE_FAILED");
+    expect(e.message).toContain("recordToolCall (session t2)");
+    expect(store.toolCalls({ session_id: "t2" }).map((t) => t.tool)).toEqual(["add"]);
+    expect(store.llmCalls("t2")).toHaveLength(1);
+    expect(store.getSession("t2").steps.map((s) => s.status)).toEqual(["completed"]);
+  });
+
+  it("close() writes what waits", () => {
+    const path = join(dir, "close.db");
+    const s = SessionStore.open(path);
+    s.startSession(newSession("q", "t3", "2025-01-01T00:00:00Z"));
+    s.recordLlmCall("t3", llm);
+    s.close();
+    const again = SessionStore.open(path);
+    try {
+      expect(again.llmCalls("t3")).toHaveLength(1);
+    } finally {
+      again.close();
+    }
+  });
+});

@@ -97,6 +97,25 @@ describe("runBatch", () => {
     expect(csvRows(r.files.queries).map((x) => x.Status)).toEqual(["succeeded", "timeout", "succeeded"]);
   });
 
+  it("redacts secrets in the CSVs and the summary as the store does (query, output, passed-through columns)", async () => {
+    const { input, deps, opts } = await setup(fakeAgent(), 1);
+    const pat = "ghp_R4nd0mT0k3nV4lu3Xq7Lm9Tz2Wv5Rb8Nc4Hd";
+    writeFileSync(
+      input,
+      `${JSON.stringify({ id: "q1", query: "What is 1 + 1? Log in with password=Tr0ub4dorXq", expected: "2", note: `token ${pat}` })}\n`,
+    );
+    const r = await runBatch(opts(), deps);
+    expect(r.outcomes.map((o) => o.status)).toEqual(["succeeded"]);
+    const [row] = csvRows(r.files.queries);
+    expect(row!.Query).toBe("What is 1 + 1? Log in with password=[REDACTED:password]");
+    expect(row!.note).toBe("token [REDACTED:github_token]");
+    for (const f of [r.files.queries, r.files.tools, r.files.summary]) {
+      const text = readFileSync(f, "utf8");
+      expect(text, f).not.toContain("Tr0ub4dorXq");
+      expect(text, f).not.toContain(pat);
+    }
+  });
+
   it("per-query budgets apply: a query over its model-call budget ends budget_exhausted, with a row", async () => {
     const { deps, opts } = await setup(fakeAgent(), 2);
     const r = await runBatch(opts({ budgets: { max_llm_calls: 2 } }), deps);
