@@ -25,6 +25,7 @@ import {
 import { findingsToStepError, guardCode, guardResult, type Finding } from "../heuristics/index.js";
 import type { HumanChannel } from "../hil/index.js";
 import type { ModelProvider } from "../llm/types.js";
+import type { MemoryHit } from "../memory/index.js";
 import type { LoopEvent } from "./events.js";
 import type { LoopHooks } from "./hooks.js";
 import { approvalGate, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
@@ -50,6 +51,10 @@ export interface MemoryService {
   toolStats(): string;
   /** Per-tool call counts, for ranking tools by reliability. */
   toolStatRows?(): ReadonlyArray<{ server: string; tool: string; calls: number; ok: number }>;
+  /** What CODE's `memory.search` returns: past sessions in this memory's scope. */
+  search?(text: string, limit: number): MemoryHit[];
+  /** This memory (same scope) showing `hits` past sessions, for an agent that sets memory_hits. */
+  withHits?(hits: number): MemoryService;
 }
 
 export interface LoopDeps {

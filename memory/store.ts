@@ -275,6 +275,18 @@ export class SessionStore implements SessionRecorder {
     });
   }
 
+  /**
+   * A person says the answers they gave in this session may be reused by memory: until then memory leaves
+   * out every session a person answered a question in (pda memory remember).
+   */
+  rememberHumanAnswers(idOrPrefix: string): string {
+    const id = this.resolveId(idOrPrefix);
+    this.write("rememberHumanAnswers", id, () =>
+      stmt(this.db, "UPDATE sessions SET remember_human = 1 WHERE id = ?").run(id),
+    );
+    return id;
+  }
+
   // ---- reads ----
 
   /** A session by id or unambiguous id prefix, validated against the AgentSession schema. */

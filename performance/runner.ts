@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { AgentLoop, LoopDeps, MemoryService } from "../agent/index.js";
+import { NO_MEMORY, storeMemory, type AgentLoop, type LoopDeps } from "../agent/index.js";
 import type { Budgets, Profile } from "../config/index.js";
 import {
   PdaError,
@@ -69,7 +69,10 @@ export interface BatchOptions {
   tolerance?: number;
   /** How human questions are answered (recorded; the loop's NOP ends a query as awaiting_human). */
   hil: string;
-  /** Use memory of past sessions (default true); off keeps runs comparable. */
+  /**
+   * Show the agent past sessions (default off, so runs are comparable): only those created before the run
+   * started, never the run's own. Resuming keeps the run's setting; a different one is a ConfigError.
+   */
   memory?: boolean;
   /** Ctrl-C: stop starting queries, cancel those in flight (they stay pending for --resume). */
   signal?: AbortSignal;
@@ -107,8 +110,6 @@ export interface BatchResult {
   files: { queries: string; tools: string; summary: string };
 }
 
-const noMemory: MemoryService = { recall: () => "", toolStats: () => "" };
-
 export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<BatchResult> {
   const clock = deps.clock ?? systemClock;
   const file = readQueryFile(opts.input);
@@ -119,6 +120,10 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
 
   const { state, resumed } = openRun(opts, deps, file, out, clock);
   const runId = state.run_id;
+  const memory =
+    state.options.memory === true
+      ? storeMemory(deps.store, deps.profile.memory_hits, { before: state.created_at })
+      : NO_MEMORY;
   const stored = new Map(deps.store.batchItems(runId).map((i) => [i.item_key, i]));
   const todo = file.items.filter((it) => stored.get(it.key)?.status !== "done");
   const invocation: Invocation = {
@@ -249,7 +254,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
           models,
           signal: deadline.signal,
           profile,
-          ...(opts.memory === false ? { memory: noMemory } : {}),
+          memory,
         })
         .run(item.query, { sessionId, agent: "batch" });
     } catch (e) {
