@@ -15,6 +15,7 @@ import {
 } from "../agent/index.js";
 import { configDir, configFile, loadConfigFile, ProfilesFile } from "../config/index.js";
 import { ConfigError, newId, type AgentSession } from "../core/index.js";
+import type { DisplayStatus } from "../memory/index.js";
 import { runCommand } from "./context.js";
 import { cancelOnSigint, printOutcome, traceTo, withSessionOptions } from "./run.js";
 import { globalOptions, openRuntime, openStore, type GlobalOptions } from "./runtime.js";
@@ -25,7 +26,8 @@ export function registerSession(program: Command) {
       .command("resume")
       .description(
         "continue a session that waits on a human: ask its question again and go on from the same step " +
-          "(without a terminal, --hil says who answers; with neither the session stays paused, exit 4)",
+          "(without a terminal, --hil says who answers; with neither the session stays paused, exit 4); " +
+          "or a session whose process died (interrupted): go on from its last step",
       )
       .argument("<id>", "session id (a unique prefix is enough)"),
   ).action(async (id: string, _o, cmd: Command) =>
@@ -33,19 +35,22 @@ export function registerSession(program: Command) {
       const opts = globalOptions(cmd);
       const store = openStore(opts);
       let waiting: AgentSession;
+      let status: DisplayStatus;
       try {
         waiting = store.getSession(id);
+        status = store.displayStatus(waiting.session_id);
       } finally {
         store.close();
       }
-      if (waiting.status !== "awaiting_human") {
+      if (status !== "awaiting_human" && status !== "interrupted") {
         throw new ConfigError(
-          `session ${waiting.session_id} is ${waiting.status}; only a session awaiting a human can be resumed`,
+          `session ${waiting.session_id} is ${status}${status === "running" ? " (its process is alive)" : ""}; ` +
+            `only a session awaiting a human, or interrupted (its process died), can be resumed`,
         );
       }
       // The default answerer without a terminal is policy:fail, which would end the paused session for good:
       // with nobody to ask, the session stays paused and the person is told how to answer.
-      if (!opts.hil && !(process.stdin.isTTY && process.stdout.isTTY)) {
+      if (status === "awaiting_human" && !opts.hil && !(process.stdin.isTTY && process.stdout.isTTY)) {
         stillWaiting(waiting, !!opts.json);
         return EXIT_STILL_WAITING;
       }
@@ -53,6 +58,8 @@ export function registerSession(program: Command) {
       const sigint = cancelOnSigint(rt);
       const trace = traceTo(rt, !!opts.json, !!opts.verbose);
       try {
+        // An interrupted session is claimed first, so two resumes cannot both continue it.
+        if (status === "interrupted") rt.store.claimInterrupted(waiting.session_id);
         const logged = rt.store.getSession(waiting.session_id);
         if (!opts.json)
           process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));

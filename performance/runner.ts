@@ -10,6 +10,7 @@ import { NO_MEMORY, storeMemory, type AgentLoop, type LoopDeps } from "../agent/
 import type { Budgets, Profile } from "../config/index.js";
 import {
   PdaError,
+  StoreError,
   errorMessage,
   newId,
   systemClock,
@@ -199,7 +200,11 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   else opts.signal?.addEventListener("abort", onAbort, { once: true });
 
   const runItem = async (item: QueryItem) => {
-    const sessionId = (deps.newId ?? newId)();
+    // A row whose process died mid-query (kill -9, a crash) left its session "running": continue that session
+    // rather than start a second one for the row.
+    const left = stored.get(item.key)?.session_id ?? null;
+    const reuse = left !== null && interrupted(deps.store, left);
+    const sessionId = reuse ? deps.store.claimInterrupted(left) : (deps.newId ?? newId)();
     const started = clock.now();
     deps.store.saveBatchItem({
       run_id: runId,
@@ -249,14 +254,10 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
     let session: AgentSession | null = null;
     let error: unknown;
     try {
-      session = await deps
-        .loop({
-          models,
-          signal: deadline.signal,
-          profile,
-          memory,
-        })
-        .run(item.query, { sessionId, agent: "batch" });
+      const loop = deps.loop({ models, signal: deadline.signal, profile, memory });
+      session = reuse
+        ? await loop.resume(deps.store.getSession(sessionId))
+        : await loop.run(item.query, { sessionId, agent: "batch" });
     } catch (e) {
       error = e;
     } finally {
@@ -411,4 +412,14 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   writeAtomic(files.summary, renderSummary(state, file, outcomes));
   deps.store.finishBatchRun(runId, remaining === 0 ? "finished" : status);
   return { state, status, outcomes, remaining, error: stopped?.error ?? null, files };
+}
+
+/** Whether a batch row's session was left running by a process that died (false for one never started). */
+function interrupted(store: SessionStore, sessionId: string): boolean {
+  try {
+    return store.displayStatus(sessionId) === "interrupted";
+  } catch (e) {
+    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return false;
+    throw e;
+  }
 }
