@@ -288,7 +288,15 @@ describe("pda batch, end to end", () => {
     const doneAtKill = (
       sq.prepare("SELECT count(*) AS n FROM batch_items WHERE status = 'done'").get() as { n: number }
     ).n;
+    // The rows in flight, whose sessions the kill left "running".
+    const inFlight = sq
+      .prepare(
+        `SELECT i.item_key, i.session_id FROM batch_items i JOIN sessions s ON s.id = i.session_id
+          WHERE i.status = 'running' AND s.status = 'running'`,
+      )
+      .all() as Array<{ item_key: string; session_id: string }>;
     sq.close();
+    expect(inFlight.length).toBeGreaterThan(0);
 
     // What the crash left is a usable CSV: whole rows, no duplicates, fewer than all.
     const partial = readCsv(join(out, "test_queries_output.csv"));
@@ -313,7 +321,7 @@ describe("pda batch, end to end", () => {
     expect(new Set(q.rows.map((x) => x["Session Id"])).size).toBe(30);
     expect(q.rows.every((x) => x.Status === "succeeded" && x.Correct === "true")).toBe(true);
     const t = readCsv(join(out, "tool_performance_status.csv"));
-    // Calls made by sessions the crash cut short are not counted: one add per row.
+    // One add per row: a session the crash cut short goes on from its logged step, not from the start.
     expect(t.rows.map((x) => [x["Tool Name"], x["Number of Times Invoked"]])).toEqual([["add", "30"]]);
 
     const state = BatchState.parse(JSON.parse(readFileSync(join(out, "batch.json"), "utf8")));
@@ -324,6 +332,15 @@ describe("pda batch, end to end", () => {
     try {
       const items = sqlite.prepare("SELECT status, count(*) AS n FROM batch_items GROUP BY status").all();
       expect(items).toEqual([{ status: "done", n: 30 }]);
+      // The sessions the kill interrupted were continued, not run again beside themselves: one session per
+      // row, none left running.
+      const byKey = sqlite.prepare("SELECT session_id FROM batch_items WHERE item_key = ?");
+      for (const f of inFlight) expect(byKey.get(f.item_key)).toEqual({ session_id: f.session_id });
+      expect(
+        sqlite
+          .prepare("SELECT status, count(*) AS n FROM sessions WHERE agent = 'batch' GROUP BY status")
+          .all(),
+      ).toEqual([{ status: "succeeded", n: 30 }]);
     } finally {
       sqlite.close();
     }
