@@ -198,4 +198,4 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
   }>;
   expect(after.find((s) => s.session_id === liveId)?.status).toBe("running");
   await killed(live);
-});
+}, 180_000); // a dozen node processes: slow on a busy machine
