@@ -344,7 +344,7 @@ describe("pda batch, end to end", () => {
     } finally {
       sqlite.close();
     }
-  });
+  }, 180_000); // two batch processes of 30 queries: near a minute on a busy machine
 
   it("memory is off by default: a second run of the same file does real steps; --memory only sees earlier runs", async () => {
     const input = join(dir, "queries.csv");

@@ -40,6 +40,11 @@ beforeAll(() => {
   mkdirSync(fast);
   config(dir);
   config(fast, "--fast");
+  // Steps in flight stay there until killed, however slow the machine: no sandbox time limit ends them first.
+  writeFileSync(
+    join(dir, "profiles.yaml"),
+    stringify({ default: "t", profiles: { t: { sandbox: { timeout_ms: 3_600_000 } } } }),
+  );
 });
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
@@ -88,7 +93,8 @@ async function waitForRow<T>(db: string, sql: string, ...params: unknown[]): Pro
         sqlite.close();
       }
     } catch (e) {
-      if (!/no such table|unable to open|SQLITE_BUSY/.test(String(e))) throw e;
+      // The first process may still be creating the file and its tables.
+      if (!/no such table|unable to open|database is locked|SQLITE_BUSY/.test(String(e))) throw e;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${sql}`);
     await new Promise((r) => setTimeout(r, 100));
