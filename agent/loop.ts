@@ -25,6 +25,7 @@ import {
 import { findingsToStepError, guardCode, guardResult, type Finding } from "../heuristics/index.js";
 import type { HumanChannel } from "../hil/index.js";
 import type { ModelProvider } from "../llm/types.js";
+import type { MemoryHit } from "../memory/index.js";
 import type { LoopEvent } from "./events.js";
 import type { LoopHooks } from "./hooks.js";
 import { approvalGate, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
@@ -50,6 +51,10 @@ export interface MemoryService {
   toolStats(): string;
   /** Per-tool call counts, for ranking tools by reliability. */
   toolStatRows?(): ReadonlyArray<{ server: string; tool: string; calls: number; ok: number }>;
+  /** What CODE's `memory.search` returns: past sessions in this memory's scope. */
+  search?(text: string, limit: number): MemoryHit[];
+  /** This memory (same scope) showing `hits` past sessions, for an agent that sets memory_hits. */
+  withHits?(hits: number): MemoryService;
 }
 
 export interface LoopDeps {
@@ -137,8 +142,13 @@ export class AgentLoop {
     });
   }
 
-  /** Continues a session paused on a human (status awaiting_human): asks the pending question again. */
+  /**
+   * Continues a session paused on a human (status awaiting_human): asks the pending question again. A session
+   * left "running" by a process that died (the caller checks that it did) goes on from its last step: this
+   * process takes it over (its row names this process as the owner) and makes the move that was in flight.
+   */
   async resume(session: AgentSession): Promise<AgentSession> {
+    if (session.status === "running") return this.continueInterrupted(session);
     const question = pendingQuestion(session);
     // The step the question is about, if any (an interrupt or an unusable-output question has none to finish).
     const index =
@@ -152,6 +162,12 @@ export class AgentLoop {
     delete s.pending_question;
     this.log.emit({ type: "session_start", session_id: s.session_id, query: s.original_query });
     return this.drive(s, { kind: "ask", question, step });
+  }
+
+  private continueInterrupted(session: AgentSession): Promise<AgentSession> {
+    const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+    this.log.start(s);
+    return this.drive(s, interruptedMove(s));
   }
 
   private async drive(s: AgentSession, first: Next): Promise<AgentSession> {
@@ -362,6 +378,31 @@ export class AgentLoop {
       trigger: `step:${step.index}`,
     };
   }
+}
+
+/**
+ * Where a session whose process died goes on, from what its rows hold: the last step's result is perceived
+ * again (one model call, then the usual done / next step / replan), a CODE step that was in flight is run
+ * again, and a session with no step yet decides (or perceives) again.
+ */
+export function interruptedMove(s: AgentSession): Next {
+  const step = s.steps.at(-1);
+  const snapshot = s.snapshots.at(-1)?.snapshot;
+  if (step?.execution_result) return { kind: "judge", step };
+  if (step?.type === "CODE" && step.status === "pending") return inFlightCode(step);
+  if (!snapshot) return { kind: "start" };
+  const trigger = step ? `step:${step.index}` : "snapshot:0";
+  return step
+    ? { kind: "decide", mode: "mid_session", snapshot, reason: "next_step", trigger }
+    : { kind: "decide", mode: "initial", snapshot, reason: "initial", trigger };
+}
+
+/**
+ * A CODE step that was running when its process died. For now it runs again from the start (its tool calls
+ * may happen twice); this is the one place to play its logged tool calls back instead once they are durable.
+ */
+function inFlightCode(step: Step): Next {
+  return { kind: "run_code", step };
 }
 
 /** A reply the provider could not turn into a valid value, even after its repair round. */

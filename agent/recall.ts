@@ -9,11 +9,12 @@ const clip = (t: string | null, n: number) => (t && t.length > n ? `${t.slice(0,
 
 export function renderHits(hits: MemoryHit[]): string {
   if (hits.length === 0) return "";
-  const lines = hits.map((h) =>
-    h.kind === "solution"
-      ? `- solved before: "${clip(h.original_query, 200)}" → ${clip(h.final_answer ?? h.solution_summary, 300)}`
-      : `- warning: "${clip(h.original_query, 200)}" was ${clip(h.reason, 300)}`,
-  );
+  const lines = hits.map((h) => {
+    const times = h.sessions > 1 ? ` (${h.sessions} sessions)` : "";
+    return h.kind === "solution"
+      ? `- solved before${times}: "${clip(h.original_query, 200)}" → ${clip(h.final_answer ?? h.solution_summary, 300)}`
+      : `- warning${times}: "${clip(h.original_query, 200)}" was ${clip(h.reason, 300)}`;
+  });
   return `Past sessions like this one (memory; use them as hints, verify with tools):\n${lines.join("\n")}\n`;
 }
 
@@ -33,13 +34,34 @@ export function renderReliability(most: ToolStat[], least: ToolStat[]): string {
   return parts.join("\n");
 }
 
-export function storeMemory(store: SessionStore, hits: number): MemoryService {
+/** Which past sessions a memory may show. */
+export interface MemoryScope {
+  /**
+   * ISO time: only sessions created before it (a batch run's start). Tool statistics are not scoped: they
+   * say how tools behave, not what a query's answer was.
+   */
+  before?: string;
+}
+
+/** No memory at all: nothing recalled, no tool statistics, `memory.search` finds nothing. */
+export const NO_MEMORY: MemoryService = {
+  recall: () => "",
+  toolStats: () => "",
+  toolStatRows: () => [],
+  search: () => [],
+  withHits: () => NO_MEMORY,
+};
+
+export function storeMemory(store: SessionStore, hits: number, scope: MemoryScope = {}): MemoryService {
+  const { before } = scope;
   return {
-    recall: (query) => (hits > 0 ? renderHits(store.searchMemory(query, { limit: hits })) : ""),
+    recall: (query) => (hits > 0 ? renderHits(store.searchMemory(query, { limit: hits, before })) : ""),
     toolStats: () => {
       const r = store.mostAndLeastReliable(3, { minCalls: 3 });
       return renderReliability(r.most, r.least);
     },
     toolStatRows: () => store.toolStats(),
+    search: (text, limit) => store.searchMemory(text, { limit, before }),
+    withHits: (n) => storeMemory(store, n, scope),
   };
 }

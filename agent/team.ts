@@ -165,10 +165,13 @@ export class AgentTeam {
       services: narrowServices(base.services, base.host, agent.name, agent.tools),
       execute: narrowExecute(base.execute ?? runCode, () => base.host.tools()),
       profile: agentProfile(agent, base.profile),
+      // The caller's memory with the agent's number of hits keeps the caller's scope (a batch run's start).
       memory:
-        agent.memory_hits !== undefined && this.options.memory
-          ? this.options.memory(agent.memory_hits)
-          : base.memory,
+        agent.memory_hits === undefined
+          ? base.memory
+          : (base.memory?.withHits?.(agent.memory_hits) ??
+            this.options.memory?.(agent.memory_hits) ??
+            base.memory),
       hooks: this.hooks(agent, base, start, signal),
       signal,
       ledger: base.ledger ?? this.ledger,

@@ -23,7 +23,7 @@ interface BatchCliOptions extends GlobalOptions {
   judge?: boolean;
   tolerance?: string;
   hil?: string;
-  memory: boolean;
+  memory?: boolean;
 }
 
 /** "90s", "2m", "1500ms" or plain milliseconds. */
@@ -79,7 +79,11 @@ export function registerBatch(program: Command) {
       "who answers the agent's questions: policy:<fail|skip|abort|deny|defer> or scripted:<file>",
       "policy:fail",
     )
-    .option("--no-memory", "do not show past sessions to the agent (keeps runs comparable)")
+    .option(
+      "--memory",
+      "show the agent past sessions created before this run started (default off: runs stay comparable)",
+    )
+    .option("--no-memory", "show the agent no past sessions (the default)")
     .action(async (file: string, _opts, cmd: Command) =>
       runCommand(async () => {
         const o = globalOptions(cmd) as BatchCliOptions;

@@ -1,6 +1,6 @@
 /**
  * The session store at the terminal: `pda sessions`, `pda show <id>`, `pda export <id>`,
- * `pda memory search "<text>"` and `pda memory tools`.
+ * `pda memory search "<text>"`, `pda memory remember <id>` and `pda memory tools`.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -223,7 +223,8 @@ const withTree = (timeline: string, tree: string) => (tree ? `${timeline}\n\n${t
 function hitLines(h: MemoryHit): string {
   const kind = h.kind === "solution" ? chalk.green("solution") : chalk.yellow("warning ");
   const figures = chalk.dim(
-    `relevance ${h.relevance.toFixed(2)} · ${when(h.created_at)} · ${h.session_id.slice(0, 8)}`,
+    `relevance ${h.relevance.toFixed(2)} · ${when(h.created_at)} · ${h.session_id.slice(0, 8)}` +
+      (h.sessions > 1 ? ` · ${h.sessions} identical sessions` : ""),
   );
   const detail =
     h.kind === "solution"
@@ -328,6 +329,19 @@ export function registerMemory(program: Command) {
         if (opts.json) return printJson(hits);
         if (hits.length === 0) return out(chalk.dim("no past session is relevant enough"));
         for (const h of hits) out(hitLines(h));
+      }),
+    );
+
+  memory
+    .command("remember")
+    .description(
+      "let memory reuse a session a person answered questions in (by default their answers stay in that session)",
+    )
+    .argument("<id>", "session id (a unique prefix is enough)")
+    .action((id: string, _o, cmd: Command) =>
+      runCommand(async () => {
+        const full = withStore(globals(cmd), (store) => store.rememberHumanAnswers(id));
+        out(`memory may now reuse session ${full} and the answers given in it`);
       }),
     );
 

@@ -128,21 +128,18 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     if (id) store.recordHumanInput(id, toHumanInput(question, answer));
     return toElicitResult(answer);
   });
-  // What CODE can reach beside the tools: past sessions, and the servers' resources.
-  const services: Namespaces = {
+  // What CODE can reach beside the tools: past sessions (in the loop's memory scope), the servers' resources.
+  const services = (memory: MemoryService | undefined): Namespaces => ({
     memory: {
       search: async ([text, options]) =>
-        store.searchMemory(String(text ?? ""), {
-          limit: Number((options as { limit?: number })?.limit ?? 5),
-        }),
+        memory?.search?.(String(text ?? ""), Number((options as { limit?: number })?.limit ?? 5)) ?? [],
     },
     resources: {
       list: async ([server]) => hub.listResources(server === undefined ? undefined : String(server)),
       read: async ([server, uri]) => hub.readResource(String(server), String(uri)),
     },
-  };
-  const base = (): LoopDeps => ({
-    services,
+  });
+  const base = (): Omit<LoopDeps, "services"> => ({
     models,
     host: hub,
     recorder: store,
@@ -161,6 +158,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     team: team?.team,
     loop: (extra) => {
       const given = { ...base(), ...extra };
+      given.services ??= services(given.memory);
       const onEvent = given.onEvent;
       const deps: LoopDeps = {
         ...given,

@@ -1,4 +1,8 @@
-/** `pda resume <id>` (continue a session waiting on a human) and `pda replay <id>` (re-run from the log). */
+/**
+ * `pda resume <id>` (continue a session waiting on a human) and `pda replay <id>` (re-run from the log).
+ * Exit codes of resume: 0 answered; 1 did not reach its goal; 2 bad usage; 3 no model or server; 4 nobody
+ * could be asked (no terminal, no --hil): the session stays paused.
+ */
 import chalk from "chalk";
 import type { Command } from "commander";
 import {
@@ -11,6 +15,7 @@ import {
 } from "../agent/index.js";
 import { configDir, configFile, loadConfigFile, ProfilesFile } from "../config/index.js";
 import { ConfigError, newId, type AgentSession } from "../core/index.js";
+import type { DisplayStatus } from "../memory/index.js";
 import { runCommand } from "./context.js";
 import { cancelOnSigint, printOutcome, traceTo, withSessionOptions } from "./run.js";
 import { globalOptions, openRuntime, openStore, type GlobalOptions } from "./runtime.js";
@@ -20,22 +25,42 @@ export function registerSession(program: Command) {
     program
       .command("resume")
       .description(
-        "continue a session that waits on a human: ask its question again and go on from the same step",
+        "continue a session that waits on a human: ask its question again and go on from the same step " +
+          "(without a terminal, --hil says who answers; with neither the session stays paused, exit 4); " +
+          "or a session whose process died (interrupted): go on from its last step",
       )
       .argument("<id>", "session id (a unique prefix is enough)"),
   ).action(async (id: string, _o, cmd: Command) =>
     runCommand(async () => {
       const opts = globalOptions(cmd);
+      const store = openStore(opts);
+      let waiting: AgentSession;
+      let status: DisplayStatus;
+      try {
+        waiting = store.getSession(id);
+        status = store.displayStatus(waiting.session_id);
+      } finally {
+        store.close();
+      }
+      if (status !== "awaiting_human" && status !== "interrupted") {
+        throw new ConfigError(
+          `session ${waiting.session_id} is ${status}${status === "running" ? " (its process is alive)" : ""}; ` +
+            `only a session awaiting a human, or interrupted (its process died), can be resumed`,
+        );
+      }
+      // The default answerer without a terminal is policy:fail, which would end the paused session for good:
+      // with nobody to ask, the session stays paused and the person is told how to answer.
+      if (status === "awaiting_human" && !opts.hil && !(process.stdin.isTTY && process.stdout.isTTY)) {
+        stillWaiting(waiting, !!opts.json);
+        return EXIT_STILL_WAITING;
+      }
       const rt = await openRuntime(opts);
       const sigint = cancelOnSigint(rt);
       const trace = traceTo(rt, !!opts.json, !!opts.verbose);
       try {
-        const logged = rt.store.getSession(id);
-        if (logged.status !== "awaiting_human") {
-          throw new ConfigError(
-            `session ${logged.session_id} is ${logged.status}; only a session awaiting a human can be resumed`,
-          );
-        }
+        // An interrupted session is claimed first, so two resumes cannot both continue it.
+        if (status === "interrupted") rt.store.claimInterrupted(waiting.session_id);
+        const logged = rt.store.getSession(waiting.session_id);
         if (!opts.json)
           process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
         const s = await rt
@@ -120,6 +145,22 @@ export function registerSession(program: Command) {
         }
       }),
     );
+}
+
+/** `pda resume`'s exit code when the session still waits on a human because nobody could be asked. */
+export const EXIT_STILL_WAITING = 4;
+
+function stillWaiting(s: AgentSession, json: boolean): void {
+  const how =
+    "no one can answer here (stdin/stdout is not a terminal): run pda resume in a terminal, or answer with " +
+    "--hil scripted:FILE (answers in a YAML file) or --hil policy:<fail|skip|abort|deny|defer>";
+  if (json) {
+    const out = { session_id: s.session_id, status: s.status, question: s.pending_question, how };
+    process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  }
+  process.stderr.write(
+    `session ${s.session_id} still waits on a human and stays paused: ${s.pending_question ?? "(no question)"}\n${how}\n`,
+  );
 }
 
 function differenceLines(differences: StepDifference[], indent: string): string[] {

@@ -256,6 +256,16 @@ END;`,
     // NULL for calls logged before costs were kept, and for models without a price.
     sql: `ALTER TABLE llm_calls ADD COLUMN cost_usd REAL;`,
   },
+  {
+    version: 11,
+    name: "session liveness and remembered human answers",
+    // owner_started: when the owning process started (Linux: its start time in clock ticks since boot, from
+    // /proc/<pid>/stat), so a pid reused by another process does not keep a dead session "running".
+    // remember_human: a person said this session's answers may be reused by memory (pda memory remember).
+    sql: `
+ALTER TABLE sessions ADD COLUMN owner_started TEXT;
+ALTER TABLE sessions ADD COLUMN remember_human INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

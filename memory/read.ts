@@ -2,8 +2,6 @@
  * Reading sessions back: one session as an AgentSession (validated), the list, the timeline, the LLM and
  * tool call logs. A session still marked running whose writer process is gone reads as "interrupted".
  */
-import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import {
   AgentSession,
@@ -26,6 +24,7 @@ import {
   type TimelineEvent,
   type ToolCallRow,
 } from "./schemas.js";
+import { ownerGone } from "./liveness.js";
 import { stmt } from "./sql.js";
 
 export interface SessionRow {
@@ -52,35 +51,17 @@ export interface SessionRow {
   finished_at: string | null;
   owner_pid: number | null;
   owner_host: string | null;
+  owner_started: string | null;
+  remember_human: number;
   interrupted_reason: string | null;
   session_json: string;
-}
-
-/** Whether a process exists (EPERM: it exists but belongs to someone else). A zombie counts as gone. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    // Linux: a killed process stays signalable until its parent reaps it; its state letter says so.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3));
-  } catch {
-    return true; // no /proc (macOS) or it vanished meanwhile: trust kill(0)
-  }
 }
 
 /** Why a running session is really interrupted, or null if it may still be running. */
 export function interruption(row: SessionRow): string | null {
   if (row.status !== "running") return null;
   if (row.interrupted_reason) return row.interrupted_reason;
-  // A pid only means something on the host that wrote it; elsewhere we cannot tell.
-  if (row.owner_pid !== null && row.owner_host === hostname() && !processAlive(row.owner_pid)) {
-    return `its process (pid ${row.owner_pid}) ended without finishing the session`;
-  }
-  return null;
+  return ownerGone(row);
 }
 
 export function displayStatus(row: SessionRow): DisplayStatus {

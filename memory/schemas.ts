@@ -81,6 +81,8 @@ export const MemoryHit = z.object({
   /** The query words (as indexed, i.e. stemmed) the past session contains. */
   matched_terms: z.array(z.string()),
   created_at: z.string(),
+  /** How many past sessions this hit stands for: identical ones (same query, same answer or reason) merge. */
+  sessions: z.number().int().min(1),
 });
 export type MemoryHit = z.infer<typeof MemoryHit>;
 
@@ -90,6 +92,11 @@ export const SearchOptions = z.object({
   threshold: z.number().min(0).max(1).default(0.5),
   /** Include failed sessions as warnings (default true). */
   warnings: z.boolean().default(true),
+  /**
+   * ISO time: only sessions created before it. A batch run passes its start, so neither its own sessions nor
+   * later ones answer its queries.
+   */
+  before: z.iso.datetime().optional(),
 });
 export type SearchOptions = z.input<typeof SearchOptions>;
 

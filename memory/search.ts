@@ -158,14 +158,42 @@ function failureReason(db: Database.Database, row: CandidateRow): string {
   return `tried and failed because it ended with status ${row.status}`;
 }
 
-/** Sequence numbers of the newest `n` sessions matching `match`, newest first. */
-function newestMatches(db: Database.Database, match: string, n: number): number[] {
+/** Sequence numbers of the newest `n` sessions matching `match` up to `maxSeq`, newest first. */
+function newestMatches(db: Database.Database, match: string, n: number, maxSeq: number): number[] {
   return stmt<{ rowid: number }>(
     db,
-    "SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+    "SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?",
   )
-    .all(match, n)
+    .all(match, maxSeq, n)
     .map((r) => r.rowid);
+}
+
+/**
+ * Which sessions memory may recall (beside status and time): those that reached a model (one successful
+ * call other than a batch judge's; not a replay, whose calls are played back from the log), and none whose
+ * answer came from a person unless the person said it may be reused (`pda memory remember`): a person's
+ * answer (their secret number, their preference) belongs to the session it was given in. Policy answers are
+ * no person's.
+ */
+const RECALLABLE = `
+  EXISTS (SELECT 1 FROM llm_calls l WHERE l.session_id = sessions.id AND l.ok = 1
+          AND l.provider <> 'replay' AND l.role <> 'judge')
+  AND (remember_human = 1 OR NOT EXISTS (SELECT 1 FROM human_inputs h WHERE h.session_id = sessions.id
+          AND h.answered_by NOT LIKE 'policy:%'))`;
+
+const norm = (t: string | null) => (t ?? "").normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+
+/** Hits that say the same thing (kind, query, answer or reason) as one, counting the sessions; best first. */
+function mergeIdentical(hits: MemoryHit[]): MemoryHit[] {
+  const byKey = new Map<string, MemoryHit>();
+  for (const h of hits) {
+    const said = h.kind === "solution" ? (h.final_answer ?? h.solution_summary) : h.reason;
+    const key = JSON.stringify([h.kind, norm(h.original_query), norm(said)]);
+    const first = byKey.get(key);
+    if (first) first.sessions += 1;
+    else byKey.set(key, h);
+  }
+  return [...byKey.values()];
 }
 
 export function searchMemory(
@@ -181,6 +209,14 @@ export function searchMemory(
   // One read transaction: a consistent snapshot, and the temp-table writes batched.
   return db.transaction(() => {
     const n = stmt<{ n: number | null }>(db, "SELECT max(seq) AS n FROM sessions").get()!.n ?? 0;
+    // Sessions are numbered as they start, so one created before `before` has a seq below the first one
+    // created at or after it: FTS5 then skips the later ones instead of filling the candidates with them.
+    const maxSeq =
+      opts.before === undefined
+        ? n
+        : (stmt<{ s: number | null }>(db, "SELECT min(seq) AS s FROM sessions WHERE created_at >= ?").get(
+            opts.before,
+          )!.s ?? n + 1) - 1;
     const terms = queryTerms(db, words, n);
     const total = terms.reduce((sum, t) => sum + t.weight, 0);
     const seen = terms.filter((t) => t.df > 0);
@@ -190,8 +226,8 @@ export function searchMemory(
     const all = seen.map((t) => `"${t.word}"`).join(" AND ");
     const reaching = reachingQuery(seen, need);
     const seqs = new Set([
-      ...newestMatches(db, all, Math.max(PER_TIER, opts.limit)),
-      ...(reaching === null ? [] : newestMatches(db, reaching, Math.max(PER_TIER, opts.limit * 8))),
+      ...newestMatches(db, all, Math.max(PER_TIER, opts.limit), maxSeq),
+      ...(reaching === null ? [] : newestMatches(db, reaching, Math.max(PER_TIER, opts.limit * 8), maxSeq)),
     ]);
     const statuses = opts.warnings ? ["succeeded", ...FAILED_STATUSES] : ["succeeded"];
     const bySeq = new Map(
@@ -200,9 +236,10 @@ export function searchMemory(
         `SELECT seq, id, status, status_reason, original_query, result_requirement, solution_summary,
                 final_answer, created_at
          FROM sessions WHERE seq IN (SELECT value FROM json_each(?))
-           AND status IN (${statuses.map(() => "?").join(", ")})`,
+           AND status IN (${statuses.map(() => "?").join(", ")})
+           AND (? IS NULL OR created_at < ?) AND ${RECALLABLE}`,
       )
-        .all(JSON.stringify([...seqs]), ...statuses)
+        .all(JSON.stringify([...seqs]), ...statuses, opts.before ?? null, opts.before ?? null)
         .map((c) => [c.seq, c]),
     );
     const candidates = [...seqs].flatMap((seq) => bySeq.get(seq) ?? []);
@@ -238,9 +275,10 @@ export function searchMemory(
         reason: solution ? null : failureReason(db, c),
         matched_terms: matched.map((t) => t.term),
         created_at: c.created_at,
+        sessions: 1,
       });
     });
     // Stable sort: equal scores keep newest first.
-    return hits.sort((a, b) => b.score - a.score).slice(0, opts.limit);
+    return mergeIdentical(hits.sort((a, b) => b.score - a.score)).slice(0, opts.limit);
   })();
 }

@@ -2,7 +2,6 @@
  * SessionStore: the SQLite session log (a SessionRecorder for the loop) plus the reads the CLI, memory
  * search and tool statistics need. One writer process per session; many processes may share the file.
  */
-import { hostname } from "node:os";
 import type Database from "better-sqlite3";
 import {
   ServerLogEntry,
@@ -27,6 +26,7 @@ import { DEFAULT_LIMITS, Sanitizer, byteLength, collectSecrets, type SanitizeLim
 import type {
   BatchItem,
   BatchRun,
+  DisplayStatus,
   ListSessionsOptions,
   MemoryHit,
   Reliability,
@@ -38,6 +38,7 @@ import type {
   ToolStat,
   ToolStatsOptions,
 } from "./schemas.js";
+import { ownSelf } from "./liveness.js";
 import { searchMemory } from "./search.js";
 import { bit, stmt } from "./sql.js";
 import { mostAndLeastReliable, toolStats } from "./stats.js";
@@ -57,11 +58,11 @@ const UPSERT_SESSION = `
 INSERT INTO sessions (id, parent_session_id, agent, original_query, status, status_reason, pending_question,
   final_answer, solution_summary, result_requirement, confidence, original_goal_achieved, llm_calls, input_tokens,
   output_tokens, tokens, tool_calls, duration_ms, created_at, updated_at, finished_at, owner_pid, owner_host,
-  interrupted_reason, session_json)
+  owner_started, interrupted_reason, session_json)
 VALUES (@id, @parent_session_id, @agent, @original_query, @status, @status_reason, @pending_question,
   @final_answer, @solution_summary, @result_requirement, @confidence, @original_goal_achieved, @llm_calls,
   @input_tokens, @output_tokens, @tokens, @tool_calls, @duration_ms, @created_at, @updated_at, @finished_at,
-  @owner_pid, @owner_host, NULL, @session_json)
+  @owner_pid, @owner_host, @owner_started, NULL, @session_json)
 ON CONFLICT(id) DO UPDATE SET parent_session_id = excluded.parent_session_id, agent = excluded.agent,
   original_query = excluded.original_query, status = excluded.status, status_reason = excluded.status_reason,
   pending_question = excluded.pending_question, final_answer = excluded.final_answer,
@@ -70,7 +71,8 @@ ON CONFLICT(id) DO UPDATE SET parent_session_id = excluded.parent_session_id, ag
   llm_calls = excluded.llm_calls, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
   tokens = excluded.tokens, tool_calls = excluded.tool_calls, duration_ms = excluded.duration_ms,
   updated_at = excluded.updated_at, finished_at = excluded.finished_at, owner_pid = excluded.owner_pid,
-  owner_host = excluded.owner_host, interrupted_reason = NULL, session_json = excluded.session_json`;
+  owner_host = excluded.owner_host, owner_started = excluded.owner_started, interrupted_reason = NULL,
+  session_json = excluded.session_json`;
 
 // Upserts keep `ord` and `created_at` of the first save, so the timeline shows when a thing first happened.
 const UPSERT_SNAPSHOT = `
@@ -109,6 +111,8 @@ export class SessionStore implements SessionRecorder {
    * rewrites only the rows that changed since. Dropped when the session finishes or a write of it fails.
    */
   private readonly written = new Map<string, Map<string, string>>();
+  /** This process, as the owner its sessions' rows name (liveness.ts tells when it has died). */
+  private readonly owner = ownSelf();
 
   /**
    * Writes of the steps in flight of the sessions this store started, run in the transaction of the next
@@ -315,6 +319,45 @@ export class SessionStore implements SessionRecorder {
     });
   }
 
+  /**
+   * A person says the answers they gave in this session may be reused by memory: until then memory leaves
+   * out every session a person answered a question in (pda memory remember).
+   */
+  rememberHumanAnswers(idOrPrefix: string): string {
+    const id = this.resolveId(idOrPrefix);
+    this.write("rememberHumanAnswers", id, () =>
+      stmt(this.db, "UPDATE sessions SET remember_human = 1 WHERE id = ?").run(id),
+    );
+    return id;
+  }
+
+  /**
+   * Take over a session whose process died, so no other process continues it too: the row then names this
+   * process as its owner. Throws STORE_NOT_INTERRUPTED (with its display status) when it is not interrupted.
+   */
+  claimInterrupted(idOrPrefix: string): string {
+    const id = this.resolveId(idOrPrefix);
+    this.write("claimInterrupted", id, () => {
+      const row = read.sessionRow(this.db, id);
+      const status = read.displayStatus(row);
+      if (status !== "interrupted") {
+        const owner = status === "running" ? ` (pid ${row.owner_pid} on ${row.owner_host})` : "";
+        throw new StoreError("STORE_NOT_INTERRUPTED", `session ${id} is ${status}${owner}`);
+      }
+      stmt(
+        this.db,
+        `UPDATE sessions SET owner_pid = ?, owner_host = ?, owner_started = ?, interrupted_reason = NULL,
+           updated_at = ? WHERE id = ?`,
+      ).run(this.owner.pid, this.owner.host, this.owner.started, this.clock.iso(), id);
+    });
+    return id;
+  }
+
+  /** A session's status as shown to people: "interrupted" for a running one whose process died. */
+  displayStatus(idOrPrefix: string): DisplayStatus {
+    return read.displayStatus(read.sessionRow(this.db, this.resolveId(idOrPrefix)));
+  }
+
   // ---- reads ----
 
   /** A session by id or unambiguous id prefix, validated against the AgentSession schema. */
@@ -474,8 +517,9 @@ export class SessionStore implements SessionRecorder {
       created_at: session.created_at,
       updated_at: this.clock.iso(),
       finished_at: finishedAt,
-      owner_pid: process.pid,
-      owner_host: hostname(),
+      owner_pid: this.owner.pid,
+      owner_host: this.owner.host,
+      owner_started: this.owner.started,
       session_json: c.sessionJson(session),
     });
   }

@@ -36,6 +36,14 @@ export function openRun(
         { code: "BATCH_RESUME", cause: e },
       );
     }
+    const recorded = existing.options.memory === true;
+    if (opts.memory !== undefined && opts.memory !== recorded) {
+      throw new ConfigError(
+        `run ${existing.run_id} was started with memory ${recorded ? "on (--memory)" : "off"}; resume it as it ` +
+          `was started (leave out --${opts.memory ? "" : "no-"}memory), or start over with --force`,
+        { code: "BATCH_RESUME" },
+      );
+    }
     deps.store.startBatchRun({ id: existing.run_id });
     return { state: existing, resumed: true };
   }
@@ -47,6 +55,7 @@ export function openRun(
       { code: "BATCH_EXISTS" },
     );
   }
+  const now = clock.iso();
   const state = BatchState.parse({
     $schemaVersion: 1,
     run_id: (deps.newId ?? newId)(),
@@ -62,9 +71,11 @@ export function openRun(
       budgets: opts.budgets ?? {},
       judge: !!opts.judge,
       tolerance: opts.tolerance ?? null,
-      memory: opts.memory !== false,
+      memory: opts.memory === true,
+      // Memory's cutoff: sessions created before it, i.e. before this run (null: no memory).
+      memory_before: opts.memory === true ? now : null,
     },
-    created_at: clock.iso(),
+    created_at: now,
     invocations: [],
   });
   deps.store.startBatchRun({

@@ -6,10 +6,11 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { AgentLoop, LoopDeps, MemoryService } from "../agent/index.js";
+import { NO_MEMORY, storeMemory, type AgentLoop, type LoopDeps } from "../agent/index.js";
 import type { Budgets, Profile } from "../config/index.js";
 import {
   PdaError,
+  StoreError,
   errorMessage,
   newId,
   systemClock,
@@ -69,7 +70,10 @@ export interface BatchOptions {
   tolerance?: number;
   /** How human questions are answered (recorded; the loop's NOP ends a query as awaiting_human). */
   hil: string;
-  /** Use memory of past sessions (default true); off keeps runs comparable. */
+  /**
+   * Show the agent past sessions (default off, so runs are comparable): only those created before the run
+   * started, never the run's own. Resuming keeps the run's setting; a different one is a ConfigError.
+   */
   memory?: boolean;
   /** Ctrl-C: stop starting queries, cancel those in flight (they stay pending for --resume). */
   signal?: AbortSignal;
@@ -107,8 +111,6 @@ export interface BatchResult {
   files: { queries: string; tools: string; summary: string };
 }
 
-const noMemory: MemoryService = { recall: () => "", toolStats: () => "" };
-
 export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<BatchResult> {
   const clock = deps.clock ?? systemClock;
   const file = readQueryFile(opts.input);
@@ -119,6 +121,10 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
 
   const { state, resumed } = openRun(opts, deps, file, out, clock);
   const runId = state.run_id;
+  const memory =
+    state.options.memory === true
+      ? storeMemory(deps.store, deps.profile.memory_hits, { before: state.created_at })
+      : NO_MEMORY;
   const stored = new Map(deps.store.batchItems(runId).map((i) => [i.item_key, i]));
   const todo = file.items.filter((it) => stored.get(it.key)?.status !== "done");
   const invocation: Invocation = {
@@ -195,7 +201,11 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   else opts.signal?.addEventListener("abort", onAbort, { once: true });
 
   const runItem = async (item: QueryItem) => {
-    const sessionId = (deps.newId ?? newId)();
+    // A row whose process died mid-query (kill -9, a crash) left its session "running": continue that session
+    // rather than start a second one for the row.
+    const left = stored.get(item.key)?.session_id ?? null;
+    const reuse = left !== null && interrupted(deps.store, left);
+    const sessionId = reuse ? deps.store.claimInterrupted(left) : (deps.newId ?? newId)();
     const started = clock.now();
     deps.store.saveBatchItem({
       run_id: runId,
@@ -245,14 +255,10 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
     let session: AgentSession | null = null;
     let error: unknown;
     try {
-      session = await deps
-        .loop({
-          models,
-          signal: deadline.signal,
-          profile,
-          ...(opts.memory === false ? { memory: noMemory } : {}),
-        })
-        .run(item.query, { sessionId, agent: "batch" });
+      const loop = deps.loop({ models, signal: deadline.signal, profile, memory });
+      session = reuse
+        ? await loop.resume(deps.store.getSession(sessionId))
+        : await loop.run(item.query, { sessionId, agent: "batch" });
     } catch (e) {
       error = e;
     } finally {
@@ -407,4 +413,14 @@ export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<Bat
   writeAtomic(files.summary, redact(renderSummary(state, file, outcomes)));
   deps.store.finishBatchRun(runId, remaining === 0 ? "finished" : status);
   return { state, status, outcomes, remaining, error: stopped?.error ?? null, files };
+}
+
+/** Whether a batch row's session was left running by a process that died (false for one never started). */
+function interrupted(store: SessionStore, sessionId: string): boolean {
+  try {
+    return store.displayStatus(sessionId) === "interrupted";
+  } catch (e) {
+    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return false;
+    throw e;
+  }
 }

@@ -33,6 +33,11 @@ export function renderSummary(state: BatchState, file: QueryFile, outcomes: Item
       `- Input: \`${state.input_file}\` (${total} queries)`,
       `- Model: ${state.model}; human questions answered by ${state.hil}` +
         `${state.options.judge ? "; correctness by an LLM judge" : ""}`,
+      `- Memory: ${
+        state.options.memory === true
+          ? `on — past sessions created before ${state.created_at} (the run's start), never this run's own`
+          : "off — no past sessions shown to the agent (run with `--memory` to use them)"
+      }`,
       `- Done: ${done} of ${total}${done < total ? ` — **${total - done} not run yet** (finish with \`--resume\`)` : ""}`,
       `- Succeeded: ${succeeded} (${pct(succeeded, done)} of done)`,
       `- Correct: ${correct} of ${checked.length} with an Expected answer (${pct(correct, checked.length)})` +

@@ -4,6 +4,7 @@
  *   --exit-at-start      exits with code 3 before speaking MCP
  *   --garbage-only       writes non-JSON lines to stdout forever and never answers
  *   --banner             prints a non-JSON banner on stdout, then works normally
+ *   --fast               slow answers at once (the same code, run again by a resumed session, finishes)
  * Tools: echo, crash (exits mid-call), hang (never answers; counts cancellations), spin (busy loop, the
  * process stops answering anything), garbage (writes junk to stdout, never answers), slow (answers after
  * `ms`, sending progress), log (an MCP log message), ask (an elicitation request), grow (adds a tool at
@@ -60,6 +61,7 @@ export function createFaultServer(): McpServer {
       inputSchema: { ms: z.number().int().min(0), steps: z.number().int().min(1).default(4) },
     },
     async ({ ms, steps }, extra) => {
+      if (process.argv.includes("--fast")) return count(text({ waited: ms }));
       const token = extra._meta?.progressToken;
       for (let i = 1; i <= steps; i++) {
         await new Promise((r) => setTimeout(r, ms / steps));

@@ -126,6 +126,11 @@ describe("pda sessions / show / export / memory", () => {
     expect(hits).toMatchObject([
       { kind: "warning", reason: "tried and failed because the weather server timed out" },
     ]);
+    // A person answered a question in that session: memory keeps it out until they say otherwise.
+    expect(ok("memory", "search", "what is 32 + 5 - 3 * 2")).toMatch(/no past session is relevant enough/);
+    expect(ok("memory", "remember", "5e55a0c1")).toMatch(
+      /memory may now reuse session 5e55a0c1-0000-4000-8000-000000000001/,
+    );
     const text = ok("memory", "search", "what is 32 + 5 - 3 * 2");
     expect(text).toContain("solution What is 32 + 5 - 3 * 2");
     expect(text).toContain("answer 31");

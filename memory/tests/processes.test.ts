@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { distPath } from "../../core/index.js";
 import { SessionStore } from "../index.js";
+import { processStartTime } from "../liveness.js";
+import { simulateSession } from "./simulate.js";
 
 const WRITER = distPath("memory/tests/writer-process.js");
 
@@ -141,6 +143,28 @@ describe("separate processes on one store", () => {
         expect(step.perception).toBeDefined();
       }
       expect(store.timeline(id).session.status).toBe("interrupted");
+    } finally {
+      store.close();
+    }
+  });
+
+  it("a session whose pid now belongs to another process (pid reuse) is interrupted, not running", () => {
+    const store = SessionStore.open(join(dir, "reuse.db"));
+    try {
+      simulateSession(store, { id: "mine", query: "still mine", steps: 1, noFinish: true });
+      const row = () => store.db.prepare("SELECT owner_pid, owner_started FROM sessions WHERE id = 'mine'");
+      // Written by this live process, with its start time: running.
+      expect(row().get()).toEqual({ owner_pid: process.pid, owner_started: processStartTime(process.pid) });
+      expect(store.displayStatus("mine")).toBe("running");
+      expect(() => store.claimInterrupted("mine")).toThrow(/session mine is running \(pid \d+ on /);
+      // The same pid with another start time: the owner died and its pid went to this process.
+      store.db.prepare("UPDATE sessions SET owner_started = '1' WHERE id = 'mine'").run();
+      expect(store.displayStatus("mine")).toBe("interrupted");
+      expect(store.listSessions()[0]).toMatchObject({ session_id: "mine", status: "interrupted" });
+      expect(store.getSession("mine").status_reason).toMatch(/the pid is now another process's/);
+      // Claimed, it is this process's again.
+      expect(store.claimInterrupted("mi")).toBe("mine");
+      expect(store.displayStatus("mine")).toBe("running");
     } finally {
       store.close();
     }

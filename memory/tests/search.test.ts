@@ -31,8 +31,9 @@ beforeAll(() => {
   });
   add("budget", "Plan a trip itinerary for Rome", { status: "budget_exhausted" });
   add("running", "Fetch the weather forecast for Lyon", { noFinish: true });
-  add("old", "Sum the ASCII values of the characters in INDIA", { now: daysAgo(400) });
-  add("new", "Sum the ASCII values of the characters in INDIA", { now: daysAgo(1) });
+  // Different answers, so the two are not merged as identical hits.
+  add("old", "Sum the ASCII values of the characters in INDIA", { now: daysAgo(400), finalAnswer: "377" });
+  add("new", "Sum the ASCII values of the characters in INDIA", { now: daysAgo(1), finalAnswer: "378" });
   for (let i = 0; i < 30; i++) add(`filler${i}`, `Compute ${i} times ${i + 2} then add ${i * 3}`);
 });
 afterAll(() => {
@@ -115,5 +116,54 @@ describe("memory search", () => {
     const common = store.searchMemory("add", { limit: 50 });
     expect(common).toHaveLength(30);
     expect(common.every((h) => h.session_id.startsWith("filler"))).toBe(true);
+  });
+});
+
+describe("memory scope", () => {
+  let scoped: SessionStore;
+  let scopedDir: string;
+  const add = (id: string, query: string, extra: Partial<Parameters<typeof simulateSession>[1]> = {}) =>
+    simulateSession(scoped, { id, query, steps: 1, now: daysAgo(10), ...extra });
+  beforeAll(() => {
+    scopedDir = mkdtempSync(join(tmpdir(), "pda-scope-"));
+    scoped = SessionStore.open(join(scopedDir, "pda.db"), { clock });
+  });
+  afterAll(() => {
+    scoped.close();
+    rmSync(scopedDir, { recursive: true, force: true });
+  });
+  const ids = (text: string, options = {}) => scoped.searchMemory(text, options).map((h) => h.session_id);
+
+  it("before: only sessions created before the time (a batch run's start), never the run's own", () => {
+    add("earlier", "Multiply 17 by 23 with the calculator", { now: daysAgo(3), finalAnswer: "391" });
+    add("during", "Multiply 17 by 23 with the calculator", { now: daysAgo(1), finalAnswer: "392" });
+    expect(ids("multiply 17 by 23")).toEqual(["during", "earlier"]);
+    expect(ids("multiply 17 by 23", { before: daysAgo(2)() })).toEqual(["earlier"]);
+    expect(ids("multiply 17 by 23", { before: daysAgo(5)() })).toEqual([]);
+  });
+
+  it("leaves out sessions that never reached a model, and replays", () => {
+    add("nomodel", "Translate the greeting into Klingon", { status: "failed", noModel: true });
+    add("replayed", "Translate the greeting into Klingon", { provider: "replay", finalAnswer: "nuqneH" });
+    expect(ids("translate the greeting into klingon")).toEqual([]);
+    add("real", "Translate the greeting into Klingon", { finalAnswer: "nuqneH" });
+    expect(ids("translate the greeting into klingon")).toEqual(["real"]);
+  });
+
+  it("leaves out a session a person answered in, until the person says it may be remembered", () => {
+    add("secret", "Add 1000 to my secret number", { humanAfter: 0, finalAnswer: "1042" });
+    expect(ids("add 1000 to my secret number")).toEqual([]);
+    expect(scoped.rememberHumanAnswers("secr")).toBe("secret");
+    expect(ids("add 1000 to my secret number")).toEqual(["secret"]);
+  });
+
+  it("merges identical hits (same query, same answer) into one, counting the sessions", () => {
+    for (const n of [1, 2, 3]) add(`same${n}`, "Count the vowels in banana", { finalAnswer: " 3 " });
+    add("other", "Count the vowels in banana", { finalAnswer: "4" });
+    const hits = scoped.searchMemory("count the vowels in banana");
+    expect(hits.map((h) => [h.session_id, h.sessions])).toEqual([
+      ["other", 1],
+      ["same3", 3],
+    ]);
   });
 });

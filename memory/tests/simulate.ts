@@ -37,6 +37,10 @@ export interface SimSpec {
   finalAnswer?: string;
   /** USD per million tokens in and out: each model call gets its cost, and the session's usage their sum. */
   price?: { input_per_mtok: number; output_per_mtok: number };
+  /** The provider the model calls are logged with (default "scripted"; "replay" for a replayed session). */
+  provider?: string;
+  /** Every model call fails (no model was reachable). */
+  noModel?: boolean;
   /** Do not call finishSession (a session cut short). */
   noFinish?: boolean;
   now?: () => string;
@@ -55,9 +59,9 @@ export function simulateSession(rec: SessionRecorder, spec: SimSpec): AgentSessi
     const raw = JSON.stringify(value);
     const r: LlmCallRecord = {
       role,
-      provider: "scripted",
+      provider: spec.provider ?? "scripted",
       model: "sim-1",
-      ok: true,
+      ok: !spec.noModel,
       input_tokens: 100 + s.usage.llm_calls,
       output_tokens: 20 + (raw.length % 50),
       latency_ms: 3,

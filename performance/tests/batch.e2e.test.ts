@@ -12,6 +12,7 @@ import { parse } from "csv-parse/sync";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeGemini, type FakeGemini, type FakeGeminiReply } from "../../testing/index.js";
 import { QUERY_COLUMNS, TOOL_COLUMNS, BatchState } from "../index.js";
+import { escapeRegExp } from "../../core/index.js";
 import { fakeAgent, queryOf } from "../testing/fake-agent.js";
 
 const MAIN = join(import.meta.dirname, "..", "..", "dist", "main.js");
@@ -287,7 +288,15 @@ describe("pda batch, end to end", () => {
     const doneAtKill = (
       sq.prepare("SELECT count(*) AS n FROM batch_items WHERE status = 'done'").get() as { n: number }
     ).n;
+    // The rows in flight, whose sessions the kill left "running".
+    const inFlight = sq
+      .prepare(
+        `SELECT i.item_key, i.session_id FROM batch_items i JOIN sessions s ON s.id = i.session_id
+          WHERE i.status = 'running' AND s.status = 'running'`,
+      )
+      .all() as Array<{ item_key: string; session_id: string }>;
     sq.close();
+    expect(inFlight.length).toBeGreaterThan(0);
 
     // What the crash left is a usable CSV: whole rows, no duplicates, fewer than all.
     const partial = readCsv(join(out, "test_queries_output.csv"));
@@ -312,7 +321,7 @@ describe("pda batch, end to end", () => {
     expect(new Set(q.rows.map((x) => x["Session Id"])).size).toBe(30);
     expect(q.rows.every((x) => x.Status === "succeeded" && x.Correct === "true")).toBe(true);
     const t = readCsv(join(out, "tool_performance_status.csv"));
-    // Calls made by sessions the crash cut short are not counted: one add per row.
+    // One add per row: a session the crash cut short goes on from its logged step, not from the start.
     expect(t.rows.map((x) => [x["Tool Name"], x["Number of Times Invoked"]])).toEqual([["add", "30"]]);
 
     const state = BatchState.parse(JSON.parse(readFileSync(join(out, "batch.json"), "utf8")));
@@ -323,8 +332,82 @@ describe("pda batch, end to end", () => {
     try {
       const items = sqlite.prepare("SELECT status, count(*) AS n FROM batch_items GROUP BY status").all();
       expect(items).toEqual([{ status: "done", n: 30 }]);
+      // The sessions the kill interrupted were continued, not run again beside themselves: one session per
+      // row, none left running.
+      const byKey = sqlite.prepare("SELECT session_id FROM batch_items WHERE item_key = ?");
+      for (const f of inFlight) expect(byKey.get(f.item_key)).toEqual({ session_id: f.session_id });
+      expect(
+        sqlite
+          .prepare("SELECT status, count(*) AS n FROM sessions WHERE agent = 'batch' GROUP BY status")
+          .all(),
+      ).toEqual([{ status: "succeeded", n: 30 }]);
     } finally {
       sqlite.close();
     }
+  }, 180_000); // two batch processes of 30 queries: near a minute on a busy machine
+
+  it("memory is off by default: a second run of the same file does real steps; --memory only sees earlier runs", async () => {
+    const input = join(dir, "queries.csv");
+    const queries = queriesCsv(input, 3);
+    const base = fakeAgent();
+    // A model that trusts memory the way the issue saw it: shown a solved-before hit for its query, the first
+    // perception declares the goal achieved with the remembered answer, so the session does no step.
+    gemini = await startFakeGemini({
+      handler: (req) => {
+        const query = queryOf(req);
+        const hit = new RegExp(`solved before[^:]*: "${escapeRegExp(query)}" → (\\d+)`).exec(req.userText);
+        if (req.role === "perception" && hit && !/Mode: step_result/.test(req.userText)) {
+          return {
+            json: {
+              entities: [],
+              result_requirement: "the sum",
+              original_goal_achieved: true,
+              reasoning: "memory has the answer",
+              local_goal_achieved: true,
+              local_reasoning: "memory",
+              last_tooluse_summary: "none",
+              solution_summary: hit[1],
+              confidence: 0.9,
+            },
+          };
+        }
+        return base(req);
+      },
+    });
+    const db = join(dir, "pda.db");
+    const env = { GEMINI_API_KEY: "dummy-key", GEMINI_BASE_URL: gemini.url };
+    const run = async (out: string, ...extra: string[]) => {
+      child = pda(["batch", input, "--out", join(dir, out), "--db", db, "--concurrency", "1", ...extra], env);
+      const r = await child.done;
+      expect(r.stderr).not.toMatch(/error/i);
+      expect(r.code).toBe(0);
+      const rows = readCsv(join(dir, out, "test_queries_output.csv")).rows;
+      const state = BatchState.parse(JSON.parse(readFileSync(join(dir, out, "batch.json"), "utf8")));
+      return { rows, state, summary: readFileSync(join(dir, out, "summary.md"), "utf8") };
+    };
+
+    const first = await run("first");
+    const second = await run("second");
+    for (const r of [first, second]) {
+      expect(r.rows.map((x) => [x.Output, x.Steps, x["Tools Executed"]])).toEqual(
+        queries.map((q) => [String(q.expected), "1", "add(success)"]),
+      );
+      expect(r.state.options).toMatchObject({ memory: false, memory_before: null });
+      expect(r.summary).toMatch(/^- Memory: off/m);
+    }
+
+    // Opted in, the run sees the two runs before it (so the model above answers from memory, no step)...
+    const third = await run("third", "--memory");
+    expect(third.rows.map((x) => [x.Output, x.Steps, x["Tools Executed"]])).toEqual(
+      queries.map((q) => [String(q.expected), "0", "No tools executed"]),
+    );
+    expect(third.state.options).toMatchObject({ memory: true, memory_before: third.state.created_at });
+    expect(third.summary).toMatch(/^- Memory: on — past sessions created before .* never this run's own$/m);
+    // ... never its own sessions, and the identical hits of the first two runs are merged into one line.
+    const prompts = gemini.requests.filter(
+      (r) => r.role === "perception" && /solved before/.test(r.userText),
+    );
+    expect(prompts.length).toBeGreaterThanOrEqual(3);
+    for (const p of prompts) expect(p.userText).toMatch(/solved before \(2 sessions\): /);
   });
 });

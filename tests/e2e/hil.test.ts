@@ -162,6 +162,23 @@ describe("human in the loop, end to end", () => {
     expect(paused).toMatchObject({ status: "awaiting_human", steps: 1 });
     expect(paused.question).toMatch(/divide|zero/i);
 
+    // No terminal and no --hil: nobody to ask, so the session stays paused (not failed by policy:fail) and
+    // the person is told how to answer; exit 4, not 1.
+    for (const attempt of [1, 2]) {
+      const unattended = await pda(["--db", db, "resume", paused.session_id, "--json"]);
+      expect(unattended.code, `attempt ${attempt}: ${unattended.stderr}`).toBe(4);
+      expect(JSON.parse(unattended.stdout)).toMatchObject({
+        session_id: paused.session_id,
+        status: "awaiting_human",
+        question: paused.question,
+      });
+      expect(unattended.stderr).toMatch(/still waits on a human and stays paused/);
+      expect(unattended.stderr).toMatch(/--hil scripted:FILE/);
+      expect(unattended.stderr).toMatch(/--hil policy:/);
+      const shown = await pda(["--db", db, "show", paused.session_id, "--json"]);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ status: "awaiting_human" });
+    }
+
     const resumeModel = file("resume.yaml", { perception: [achieved("31")] });
     const answers = file("answers.yaml", { tool_failure: [{ choice: "give_result", value: 31 }] });
     const second = await pda([

@@ -172,6 +172,10 @@ describe("pda run, end to end", () => {
     expect(out.replayed).toMatchObject({ status: "succeeded", final_answer: "31", tool_calls: 3 });
     expect(out.replayed.session_id).not.toBe(session_id);
     expect(seen.length).toBe(before);
+    // The replay reached no model: memory still holds the one real session, not a second solution.
+    const memory = await pda(["memory", "search", "What is 32 + 5 - 3 * 2", "--json", "--db", db], {});
+    expect(JSON.parse(memory.stdout)).toMatchObject([{ session_id, sessions: 1, final_answer: "31" }]);
+    expect(JSON.parse(memory.stdout)).toHaveLength(1);
     gemini = await startFakeGemini({ handler: () => ({ status: 500 }) }); // for afterEach
   });
 
@@ -180,5 +184,9 @@ describe("pda run, end to end", () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/GEMINI_API_KEY/);
     expect(r.stderr).toMatch(/--model/);
+    // Memory holds no warning about the query: no model ever saw it.
+    const memory = await pda(["memory", "search", "What is 1 + 1", "--json", "--db", join(dir, "k.db")], {});
+    expect(memory.stderr).toBe("");
+    expect(JSON.parse(memory.stdout)).toEqual([]);
   });
 });
