@@ -7,20 +7,22 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { closest } from "fastest-levenshtein";
-import { ToolError, stripControls, stripControlsDeep, type ToolInfo } from "../../core/index.js";
+import {
+  HOST_NAMESPACES,
+  SANDBOX_GLOBALS,
+  ToolError,
+  stripControls,
+  stripControlsDeep,
+  type ToolInfo,
+} from "../../core/index.js";
 import type { ServerConfig } from "./config.js";
 
 export const SEPARATOR = ".";
 
-/** Names the sandbox defines itself: a tool called so cannot be a plain JS name there. */
-export const SANDBOX_BUILTINS: ReadonlySet<string> = new Set([
-  "parallel",
-  "callTool",
-  "ToolError",
-  "console",
-  "agents",
-  "memory",
-]);
+/** Names the sandbox defines itself (one list, core/tool-names.ts): a tool called so gets an alias there. */
+function isSandboxBuiltin(name: string): boolean {
+  return SANDBOX_GLOBALS.has(name) || HOST_NAMESPACES.has(name);
+}
 
 /** What routing needs of a server connection. */
 export interface Routable {
@@ -88,7 +90,7 @@ export function buildRoutes<C extends Routable>(conns: Iterable<C>): Routes<C> {
           t.name,
           `tool name "${t.name}" holds the separator "${SEPARATOR}": callable only as "${qualified}"`,
         );
-      if (SANDBOX_BUILTINS.has(t.name))
+      if (isSandboxBuiltin(t.name))
         warn(conn.id, t.name, `tool name "${t.name}" is a sandbox built-in: call it as "${qualified}"`);
       const info: ToolInfo = {
         server: conn.id,
