@@ -80,6 +80,8 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const router = overrides.models
     ? undefined
     : createModels({ model: opts.model, config: loadModelsConfig(dirname(configFile(dir, "models.yaml"))) });
+  // A local model file is fetched now: with none to be had, no session is started only to fail.
+  await router?.prepare();
   const models = overrides.models ?? { perception: router!, decision: router! };
   const team = profile.agent
     ? openTeam(dir, name, profile.agent, opts, overrides, (hits) => storeMemory(store, hits))
