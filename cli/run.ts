@@ -175,6 +175,8 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
       const rt = await openRuntime(opts);
       const sigint = cancelOnSigint(rt);
       try {
+        // A local model file is fetched now: with none to be had, no session is started only to fail.
+        await rt.router?.prepare();
         const s = await runOne(rt, query, !!opts.json, !!opts.verbose, sigint);
         printOutcome(s, !!opts.json);
         return s.status === "succeeded" ? 0 : 1;
@@ -197,6 +199,7 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
       if (tty) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
       let last = 0;
       try {
+        await rt.router?.prepare();
         for await (const raw of chatLines(tty)) {
           const line = raw.trim();
           if (!line) continue;

@@ -17,7 +17,8 @@ import {
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
-import { defaultDbPath } from "../core/index.js";
+import { StoreError, defaultDbPath } from "../core/index.js";
+import { fileSystemMessage } from "./context.js";
 import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import type { ModelProvider } from "../llm/types.js";
@@ -43,7 +44,14 @@ export function dbPath(opts: GlobalOptions): string {
 }
 
 export function openStore(opts: GlobalOptions): SessionStore {
-  return SessionStore.open(dbPath(opts));
+  const path = dbPath(opts);
+  try {
+    return SessionStore.open(path);
+  } catch (e) {
+    const fs = fileSystemMessage(e);
+    if (fs) throw new StoreError("STORE_NOT_FOUND", `session store ${path}: ${fs}`, { cause: e });
+    throw e;
+  }
 }
 
 export async function openHub(opts: GlobalOptions): Promise<MultiMCP> {
@@ -80,8 +88,6 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const router = overrides.models
     ? undefined
     : createModels({ model: opts.model, config: loadModelsConfig(dirname(configFile(dir, "models.yaml"))) });
-  // A local model file is fetched now: with none to be had, no session is started only to fail.
-  await router?.prepare();
   const models = overrides.models ?? { perception: router!, decision: router! };
   const team = profile.agent
     ? openTeam(dir, name, profile.agent, opts, overrides, (hits) => storeMemory(store, hits))

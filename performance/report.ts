@@ -3,7 +3,7 @@
  * folders compare, whatever store they came from): success and correct rates, per-tool deltas, tools only
  * in one run, the slowest and least reliable tools, the queries whose outcome changed, and a chart.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
 import { z } from "zod";
@@ -165,6 +165,8 @@ export interface ReportFiles {
 
 /** Write `<out>/<base>.md`, `.svg` and (when a renderer exists) `.png`; returns the Markdown. */
 function writeReport(out: string, base: string, runs: RunData[], title: string, body: string): ReportFiles {
+  // --out may name a folder not made yet, as batch --out does.
+  mkdirSync(out, { recursive: true });
   const svg = join(out, `${base}.svg`);
   const png = join(out, `${base}.png`);
   writeAtomic(
