@@ -7,7 +7,8 @@ import { ConfigError, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
-import { traceLine } from "./trace.js";
+import { Spinner } from "./spinner.js";
+import { activity, hubLine, traceLine } from "./trace.js";
 
 const MODEL_HELP =
   "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
@@ -25,23 +26,27 @@ export function withSessionOptions(cmd: Command): Command {
     .option("--json", "print the session summary as JSON instead of the trace");
 }
 
-/** The live trace on stdout (nothing with --json), hub progress included. */
+/**
+ * The live trace on stdout (nothing with --json), hub events included, and a spinner on a terminal's stderr
+ * while a model call or a step's code runs.
+ */
 export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
-  if (json) return { onEvent: undefined, dispose: () => {} };
-  const off = rt.hub.onEvent((e) => {
-    if (e.type === "progress") {
-      const of = e.total ? `/${e.total}` : "";
-      process.stdout.write(
-        chalk.dim(`    … ${e.server}.${e.tool} ${e.progress}${of}${e.message ? ` ${e.message}` : ""}\n`),
-      );
-    }
-  });
+  const spinner = new Spinner();
+  const print = (line: string | null) => {
+    if (line && !json) spinner.around(() => process.stdout.write(`${line}\n`));
+  };
+  const off = rt.hub.onEvent((e) => print(hubLine(e)));
   return {
     onEvent: (e: LoopEvent) => {
-      const line = traceLine(e, verbose);
-      if (line) process.stdout.write(`${line}\n`);
+      print(traceLine(e, verbose));
+      const label = activity(e);
+      if (label === null) spinner.stop();
+      else if (label) spinner.start(label);
     },
-    dispose: off,
+    dispose: () => {
+      off();
+      spinner.stop();
+    },
   };
 }
 
