@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
 import { ConfigError, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
+import { onStdoutClosed } from "./output.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
 import { Spinner } from "./spinner.js";
@@ -121,10 +122,18 @@ export function cancelOnSigint(rt?: Runtime): {
     ac.abort(new Error("cancelled by Ctrl-C"));
   };
   process.on("SIGINT", onSigint);
+  const offStdout = onStdoutClosed(() => ac.abort(new Error("stdout was closed (its reader went away)")));
   const interrupts: InterruptSource | undefined = interruptible
     ? { subscribe: (l) => (listeners.add(l), () => void listeners.delete(l)) }
     : undefined;
-  return { signal: ac.signal, interrupts, dispose: () => process.off("SIGINT", onSigint) };
+  return {
+    signal: ac.signal,
+    interrupts,
+    dispose: () => {
+      process.off("SIGINT", onSigint);
+      offStdout();
+    },
+  };
 }
 
 /**
@@ -217,6 +226,12 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
             for (const t of rt.hub.tools()) {
               process.stdout.write(`  ${t.qualified} ${chalk.dim(t.description.split("\n")[0] ?? "")}\n`);
             }
+            continue;
+          }
+          // "/tolls" is a typo of a command, not a request to the model ("/tmp/x" is a path: it goes on).
+          const command = /^\/(\w+)(\s|$)/.exec(line);
+          if (command) {
+            process.stderr.write(`unknown command /${command[1]}, try /help\n`);
             continue;
           }
           const sigint = cancelOnSigint(rt);
