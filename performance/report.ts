@@ -150,7 +150,13 @@ function chartTools(runs: RunData[]): ChartTool[] {
       values: runs.map((r) => {
         const t = r.tools.find((x) => toolKey(x) === k);
         return t
-          ? { success_rate: t["Success Rate (%)"] / 100, median_ms: t["Median ms"], p95_ms: t["P95 ms"] }
+          ? {
+              success_rate: t["Success Rate (%)"] / 100,
+              calls: t["Number of Times Invoked"],
+              succeeded: t["Number of Times Invoked"] - t.Failures,
+              median_ms: t["Median ms"],
+              p95_ms: t["P95 ms"],
+            }
           : null;
       }),
     };
@@ -175,6 +181,7 @@ function writeReport(out: string, base: string, runs: RunData[], title: string, 
       runs.map((r) => r.dir),
       chartTools(runs),
       title,
+      runs.map((r) => ({ succeeded: rates(r).ok, queries: rates(r).n })),
     ),
   );
   const p = svgToPng(svg, png);
