@@ -51,6 +51,8 @@ export class Spinner {
   }
 
   private draw(): void {
+    // A prompt owns the terminal (inquirer puts stdin in raw mode), e.g. a server's elicitation mid-step.
+    if (process.stdin.isTTY && process.stdin.isRaw) return this.clear();
     const s = ((Date.now() - this.since) / 1000).toFixed(1);
     this.frame = (this.frame + 1) % FRAMES.length;
     this.out.write(`\r\x1b[K${FRAMES[this.frame]} ${this.label} ${s} s`);
