@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `pda` command line: parses, wires the command groups in cli/, nothing else. */
 import { Command } from "commander";
+import { stdoutClosed } from "./cli/output.js";
 
 // NO_COLOR (no-color.org): chalk reads only FORCE_COLOR, and command groups (with chalk) load after this line.
 if (process.env.NO_COLOR) process.env.FORCE_COLOR = "0";
@@ -39,10 +40,11 @@ function commandName(argv: string[]): string | undefined {
   return undefined;
 }
 
-// `pda tools | head`: the reader went away; stop quietly instead of crashing on EPIPE.
+// `pda tools | head`: the reader went away; stop quietly instead of crashing on EPIPE. A session in flight is
+// cancelled and ends with its own status first (cli/output.ts).
 process.stdout.on("error", (e: NodeJS.ErrnoException) => {
-  if (e.code === "EPIPE") process.exit(0);
-  throw e;
+  if (e.code !== "EPIPE") throw e;
+  if (!stdoutClosed()) process.exit(0);
 });
 
 const program = new Command()

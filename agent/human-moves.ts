@@ -44,7 +44,7 @@ export async function interruptible(
 async function interrupted(ctx: LoopContext, run: Run, next: Next): Promise<Next> {
   const what =
     next.kind === "run_code"
-      ? `step ${next.step.plan_step ?? next.step.index}'s code`
+      ? `step ${next.step.index}'s code`
       : next.kind === "decide"
         ? "the decision model call"
         : "the perception model call";

@@ -9,6 +9,7 @@ import {
   type SessionRecorder,
   type ToolHost,
 } from "../core/index.js";
+import type { LoopEvent } from "./events.js";
 import { askOrDefer, Question, toHumanInput, type AnswerOf, type HumanChannel } from "../hil/index.js";
 
 export interface HumanDeps {
@@ -18,6 +19,8 @@ export interface HumanDeps {
   signal?: AbortSignal;
   /** Time spent waiting on the person (one per run): it does not count against time limits. */
   waited?: WaitClock;
+  /** The live trace: a question asked, and its answer with who gave it. */
+  emit?: (event: LoopEvent) => void;
 }
 
 /** Time spent waiting on a person, the wait in progress included (questions may overlap: parallel calls). */
@@ -47,6 +50,7 @@ export async function ask<Q extends Question>(
   q: Q,
 ): Promise<AnswerOf<Q["kind"]>> {
   let answer: AnswerOf<Q["kind"]>;
+  h.emit?.({ type: "human_ask", kind: q.kind });
   h.waited?.begin();
   try {
     answer = await askOrDefer(h.channel, q, { signal: h.signal, clock: h.clock });
@@ -56,6 +60,7 @@ export async function ask<Q extends Question>(
   const input = toHumanInput(q, answer);
   s.state.human_inputs.push(input);
   h.recorder.recordHumanInput(s.session_id, input);
+  h.emit?.({ type: "human_input", input });
   return answer;
 }
 

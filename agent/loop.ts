@@ -109,7 +109,13 @@ export class AgentLoop {
     this.ledger = deps.ledger ?? new SpendLedger();
     this.execute = deps.execute ?? runCode;
     if (deps.human) {
-      this.human = { channel: deps.human, recorder: deps.recorder, clock: this.clock, signal: deps.signal };
+      this.human = {
+        channel: deps.human,
+        recorder: deps.recorder,
+        clock: this.clock,
+        signal: deps.signal,
+        emit: (e) => this.log.emit(e),
+      };
     }
   }
 
@@ -364,7 +370,7 @@ export class AgentLoop {
       if (!run.human) {
         throw new BudgetExceeded(
           "BUDGET_ATTEMPTS",
-          `step ${step.plan_step} failed ${step.attempts} times (the limit is ${max}): ${why}`,
+          `step ${step.index} (plan step ${step.plan_step}) failed ${step.attempts} times (the limit is ${max}): ${why}`,
         );
       }
       return askAboutFailure(step, why);

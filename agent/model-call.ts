@@ -6,6 +6,7 @@
 import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
 import { ModelOutputError } from "../llm/index.js";
 import type { GenerateResult, ModelProvider, Usage } from "../llm/types.js";
+import type { LoopEvent } from "./events.js";
 import type { ModelCall, Phase, PromptText } from "./hooks.js";
 import type { SpendAccount } from "./spend.js";
 
@@ -15,6 +16,8 @@ export interface ModelCallContext {
   account?: SpendAccount;
   /** Throws when the budgets allow no more model calls; asked before each one. */
   check?: () => void;
+  /** The live trace: each call's start and end. */
+  emit?: (event: LoopEvent) => void;
 }
 
 /** A phase's model calls, made for session `s`; `role` names the row of a one-call phase. */
@@ -62,8 +65,10 @@ async function track<T extends { result: GenerateResult<unknown>; prompt: string
   const t0 = ctx.clock.now();
   // Counted while under way, so callers and parallel sub-agents see it before its usage is known.
   const done = ctx.account?.begin();
+  ctx.emit?.({ type: "model_start", role, provider: model.provider, model: model.model });
   try {
     const out = await run();
+    ctx.emit?.({ type: "model_end", role, ok: true, ms: ctx.clock.now() - t0 });
     const { usage } = out.result;
     spend(s, out.result.attempts, usage, out.result.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
@@ -87,6 +92,8 @@ async function track<T extends { result: GenerateResult<unknown>; prompt: string
     const paid = e instanceof ModelOutputError ? e : undefined;
     const usage = paid?.usage ?? { input_tokens: 0, output_tokens: 0 };
     const attempts = paid?.attempts ?? 1;
+    const error = `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`;
+    ctx.emit?.({ type: "model_end", role, ok: false, ms: ctx.clock.now() - t0, error });
     spend(s, attempts, usage, paid?.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
@@ -101,7 +108,7 @@ async function track<T extends { result: GenerateResult<unknown>; prompt: string
       // The prompt is rendered again only for the log of a failed call; a successful one returns it.
       prompt: failedPrompt(),
       raw_response: paid?.raw ?? "",
-      error: `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`,
+      error,
       started_at: startedAt,
     });
     throw e;

@@ -11,6 +11,7 @@ import type { DecisionInput } from "../decision/index.js";
 import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../heuristics/index.js";
 import type { GenerateResult } from "../llm/types.js";
 import type { PerceptionInput } from "../perception/index.js";
+import type { LoopEvent } from "./events.js";
 import { defaultDecision, defaultPerception, type Phase } from "./hooks.js";
 import { trackModelCall } from "./model-call.js";
 import { checkBudgets, type Decide, type LoopContext, type Run } from "./next.js";
@@ -29,7 +30,10 @@ export function prepare(ctx: LoopContext, run: Run): string | undefined {
     });
     if (g.blocking) return `the query was refused: ${formatFindings(g.findings)}`;
     run.query = g.sanitized;
-    if (g.findings.length) run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
+    if (g.findings.length) {
+      run.queryFindings = `Checks on the request:\n${formatFindings(g.findings)}\n`;
+      ctx.log.emit({ type: "warning", source: "query guard", message: formatFindings(g.findings) });
+    }
   }
   run.memory = memory?.recall(run.query) ?? "";
   run.toolStats = memory?.toolStats() ?? "";
@@ -94,6 +98,7 @@ function callPhase<I, O extends { result: GenerateResult<unknown>; prompt: strin
     clock: ctx.clock,
     account: run.account,
     check: () => checkBudgets(run, ctx.deps.signal),
+    emit: (e: LoopEvent) => ctx.log.emit(e),
   };
   return trackModelCall(call, run.s, role, ctx.deps.models[role], phase, input);
 }

@@ -119,6 +119,7 @@ export function registerBatch(program: Command) {
         const runtimeOptions: GlobalOptions = { ...o, db, hil };
         let rt: Runtime;
         try {
+          await router.prepare(); // the local model file, before any query is started
           rt = await openRuntime(runtimeOptions, { models: { perception: router, decision: router } });
         } catch (e) {
           await router.close();

@@ -22,9 +22,10 @@ export interface CliFolder {
   config: string;
   /**
    * `pda <args>` with --config (this folder's unless given) and --db dir/pda.db. The environment is only
-   * PATH, HOME=dir and NO_COLOR, so no key or user config of the machine running the tests leaks in.
+   * PATH, HOME=dir and NO_COLOR, so no key or user config of the machine running the tests leaks in; `env`
+   * adds to it (e.g. GEMINI_BASE_URL).
    */
-  pda(args: string[], config?: string): Promise<PdaRun>;
+  pda(args: string[], config?: string, env?: Record<string, string>): Promise<PdaRun>;
   close(): void;
 }
 
@@ -41,12 +42,12 @@ export function cliFolder(prefix: string): CliFolder {
   return {
     dir,
     config,
-    pda: (args, cfg = config) =>
+    pda: (args, cfg = config, env = {}) =>
       new Promise((resolve) => {
         execFile(
           process.execPath,
           [distPath("main.js"), "--config", cfg, "--db", join(dir, "pda.db"), ...args],
-          { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1" }, timeout: 60_000 },
+          { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1", ...env }, timeout: 60_000 },
           (err, stdout, stderr) =>
             resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         );

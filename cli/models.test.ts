@@ -28,7 +28,9 @@ describe("pda models", () => {
     const env = { PATH: process.env.PATH ?? "", NO_COLOR: "1", PDA_MODEL_CACHE: "/nonexistent-cache" };
     const out = execFileSync(process.execPath, [main, "models"], { env, encoding: "utf8", timeout: 30_000 });
     expect(out).toMatch(/Default\s+llama: — neither GEMINI_API_KEY nor OPENAI_BASE_URL is set/);
-    expect(out).toMatch(/perception\s+llama:\(local default\)\s+ready/);
+    // The local default is not in the (empty) cache: not downloaded, and where it would go.
+    expect(out).toMatch(/perception\s+llama:\(local default\)\s+not downloaded/);
+    expect(out).toMatch(/not downloaded yet: fetched on first use .* into \/nonexistent-cache/);
     const json = spawnSync(process.execPath, [main, "models", "--json", "--model", "gemini"], {
       env,
       encoding: "utf8",

@@ -13,6 +13,7 @@ import {
   DEFAULT_OPENAI_BASE_URL,
   chooseDefault,
   createTransport,
+  hfSpec,
   loadModelsConfig,
   modelCacheDir,
   parseModelSpec,
@@ -30,6 +31,8 @@ interface ModelsReport {
     spec: string;
     source: string;
     ready: boolean;
+    /** ready; not downloaded (a local model fetched on first use); not ready (the problem says why). */
+    state: "ready" | "not downloaded" | "not ready";
     problem?: string;
     temperature?: number;
     max_output_tokens?: number;
@@ -84,6 +87,7 @@ export function modelsReport(
     } catch (e) {
       problem = errorMessage(e);
     }
+    const missing = problem ? undefined : localFileMissing(spec, config, env);
     const model = spec
       ? parseModelSpec(spec).model || (spec.startsWith("gemini") ? DEFAULT_GEMINI_MODEL : "")
       : "";
@@ -91,8 +95,9 @@ export function modelsReport(
       role,
       spec: spec || "(none)",
       source,
-      ready: !problem,
-      ...(problem ? { problem } : {}),
+      ready: !problem && !missing,
+      state: problem ? ("not ready" as const) : missing ? ("not downloaded" as const) : ("ready" as const),
+      ...(problem || missing ? { problem: problem ?? missing } : {}),
       temperature: s.temperature,
       max_output_tokens: s.max_output_tokens,
       timeout_ms: s.timeout_ms,
@@ -100,6 +105,25 @@ export function modelsReport(
     };
   });
   return { providers, default: choice, roles, config: configPath };
+}
+
+/** For a local model not on disk yet: where it would come from and go; undefined otherwise. */
+function localFileMissing(spec: string, config: ModelsFile, env: NodeJS.ProcessEnv): string | undefined {
+  const { provider, model } = parseModelSpec(spec);
+  if (provider !== "llama") return undefined;
+  const cache = modelCacheDir(env);
+  if (!model) {
+    const local = config.local_default;
+    if (!local || existsSync(join(cache, local.file))) return undefined;
+    return `not downloaded yet: fetched on first use (${local.description || local.file}) into ${cache}`;
+  }
+  if (model.startsWith("hf:")) {
+    const file = hfSpec(model, env).file;
+    return existsSync(join(cache, file))
+      ? undefined
+      : `not downloaded yet: fetched on first use into ${cache}`;
+  }
+  return existsSync(model) ? undefined : `${model} does not exist`;
 }
 
 export function registerModels(program: Command): void {
@@ -140,12 +164,17 @@ export function registerModels(program: Command): void {
             r.timeout_ms ? `timeout ${Math.round(r.timeout_ms / 1000)} s` : "",
             r.price ? `$${r.price.input_per_mtok}/$${r.price.output_per_mtok} per M tokens in/out` : "",
           ].filter(Boolean);
-          const mark = r.ready ? chalk.green("ready") : chalk.red("not ready");
+          const mark =
+            r.state === "ready"
+              ? chalk.green(r.state)
+              : r.state === "not downloaded"
+                ? chalk.yellow(r.state)
+                : chalk.red(r.state);
           const spec = r.spec === "llama:" ? "llama:(local default)" : r.spec;
           const source = r.source.startsWith("default:") ? "default choice" : r.source;
           out.push(`  ${r.role.padEnd(11)} ${chalk.cyan(spec)}  ${mark}  ${chalk.dim(`(${source})`)}`);
           out.push(`  ${" ".repeat(11)} ${chalk.dim(settings.join(", "))}`);
-          if (r.problem) out.push(`  ${" ".repeat(11)} ${chalk.red(r.problem)}`);
+          if (r.problem) out.push(`  ${" ".repeat(11)} ${r.ready ? r.problem : chalk.red(r.problem)}`);
         }
         process.stdout.write(out.join("\n") + "\n");
         return Promise.resolve(0);

@@ -5,9 +5,11 @@ import type { Command } from "commander";
 import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
 import { ConfigError, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
+import { onStdoutClosed } from "./output.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
-import { traceLine } from "./trace.js";
+import { Spinner } from "./spinner.js";
+import { activity, hubLine, traceLine } from "./trace.js";
 
 const MODEL_HELP =
   "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
@@ -25,23 +27,27 @@ export function withSessionOptions(cmd: Command): Command {
     .option("--json", "print the session summary as JSON instead of the trace");
 }
 
-/** The live trace on stdout (nothing with --json), hub progress included. */
+/**
+ * The live trace on stdout (nothing with --json), hub events included, and a spinner on a terminal's stderr
+ * while a model call or a step's code runs.
+ */
 export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
-  if (json) return { onEvent: undefined, dispose: () => {} };
-  const off = rt.hub.onEvent((e) => {
-    if (e.type === "progress") {
-      const of = e.total ? `/${e.total}` : "";
-      process.stdout.write(
-        chalk.dim(`    … ${e.server}.${e.tool} ${e.progress}${of}${e.message ? ` ${e.message}` : ""}\n`),
-      );
-    }
-  });
+  const spinner = new Spinner();
+  const print = (line: string | null) => {
+    if (line && !json) spinner.around(() => process.stdout.write(`${line}\n`));
+  };
+  const off = rt.hub.onEvent((e) => print(hubLine(e)));
   return {
     onEvent: (e: LoopEvent) => {
-      const line = traceLine(e, verbose);
-      if (line) process.stdout.write(`${line}\n`);
+      print(traceLine(e, verbose));
+      const label = activity(e);
+      if (label === null) spinner.stop();
+      else if (label) spinner.start(label);
     },
-    dispose: off,
+    dispose: () => {
+      off();
+      spinner.stop();
+    },
   };
 }
 
@@ -116,10 +122,18 @@ export function cancelOnSigint(rt?: Runtime): {
     ac.abort(new Error("cancelled by Ctrl-C"));
   };
   process.on("SIGINT", onSigint);
+  const offStdout = onStdoutClosed(() => ac.abort(new Error("stdout was closed (its reader went away)")));
   const interrupts: InterruptSource | undefined = interruptible
     ? { subscribe: (l) => (listeners.add(l), () => void listeners.delete(l)) }
     : undefined;
-  return { signal: ac.signal, interrupts, dispose: () => process.off("SIGINT", onSigint) };
+  return {
+    signal: ac.signal,
+    interrupts,
+    dispose: () => {
+      process.off("SIGINT", onSigint);
+      offStdout();
+    },
+  };
 }
 
 /**
@@ -175,6 +189,8 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
       const rt = await openRuntime(opts);
       const sigint = cancelOnSigint(rt);
       try {
+        // A local model file is fetched now: with none to be had, no session is started only to fail.
+        await rt.router?.prepare();
         const s = await runOne(rt, query, !!opts.json, !!opts.verbose, sigint);
         printOutcome(s, !!opts.json);
         return s.status === "succeeded" ? 0 : 1;
@@ -197,6 +213,7 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
       if (tty) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
       let last = 0;
       try {
+        await rt.router?.prepare();
         for await (const raw of chatLines(tty)) {
           const line = raw.trim();
           if (!line) continue;
@@ -209,6 +226,12 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
             for (const t of rt.hub.tools()) {
               process.stdout.write(`  ${t.qualified} ${chalk.dim(t.description.split("\n")[0] ?? "")}\n`);
             }
+            continue;
+          }
+          // "/tolls" is a typo of a command, not a request to the model ("/tmp/x" is a path: it goes on).
+          const command = /^\/(\w+)(\s|$)/.exec(line);
+          if (command) {
+            process.stderr.write(`unknown command /${command[1]}, try /help\n`);
             continue;
           }
           const sigint = cancelOnSigint(rt);

@@ -17,7 +17,8 @@ import {
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
-import { defaultDbPath } from "../core/index.js";
+import { StoreError, defaultDbPath } from "../core/index.js";
+import { fileSystemMessage } from "./context.js";
 import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import type { ModelProvider } from "../llm/types.js";
@@ -44,7 +45,14 @@ export function dbPath(opts: GlobalOptions): string {
 
 /** The session store; `redact`: the profile's extra redaction patterns (they matter to writers only). */
 export function openStore(opts: GlobalOptions, redact?: string[]): SessionStore {
-  return SessionStore.open(dbPath(opts), { redact });
+  const path = dbPath(opts);
+  try {
+    return SessionStore.open(path, { redact });
+  } catch (e) {
+    const fs = fileSystemMessage(e);
+    if (fs) throw new StoreError("STORE_NOT_FOUND", `session store ${path}: ${fs}`, { cause: e });
+    throw e;
+  }
 }
 
 export async function openHub(opts: GlobalOptions): Promise<MultiMCP> {

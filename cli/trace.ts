@@ -1,9 +1,16 @@
-/** The live trace of `pda run`: perception → plan vN → step → result, one readable line or block each. */
+/**
+ * The live trace of `pda run`: perception → plan vN → step → result, one readable line or block each, with why
+ * anything failed, every question and who answered it, and checks' warnings. Steps are numbered as stored and
+ * as `pda show` and the questions number them: the session's step index, from 0.
+ */
 import chalk from "chalk";
 import type { LoopEvent } from "../agent/index.js";
+import type { HubEvent } from "../mcp_servers/index.js";
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
 const json = (v: unknown) => JSON.stringify(v) ?? "undefined";
+/** Continuation lines of a multi-line message, indented under the line they belong to. */
+const indent = (text: string) => text.replace(/\n/g, "\n      ");
 
 export function traceLine(e: LoopEvent, verbose = false): string | null {
   switch (e.type) {
@@ -20,7 +27,11 @@ export function traceLine(e: LoopEvent, verbose = false): string | null {
     }
     case "step_start": {
       const st = e.step;
-      const head = `${chalk.blue(`step ${st.plan_step ?? st.index}`)} ${chalk.dim(st.type)} ${st.description}${st.attempts > 1 ? chalk.yellow(` (attempt ${st.attempts})`) : ""}`;
+      const plan =
+        st.plan_step !== undefined && (st.plan_step !== st.index || st.attempts > 1)
+          ? chalk.dim(` (plan step ${st.plan_step}${st.attempts > 1 ? `, attempt ${st.attempts}` : ""})`)
+          : "";
+      const head = `${chalk.blue(`step ${st.index}`)} ${chalk.dim(st.type)} ${st.description}${plan}`;
       if (st.type === "CODE" && st.code) {
         const code = st.code
           .trimEnd()
@@ -63,5 +74,72 @@ export function traceLine(e: LoopEvent, verbose = false): string | null {
     }
     case "handoff":
       return `${chalk.magenta(`handoff ${e.from} → ${e.to}`)} ${clip(e.reason, 200)}`;
+    case "model_start":
+    case "human_ask":
+      return null;
+    case "model_end":
+      // A success shows in what follows (the snapshot, the plan); a failure is the cause of what follows.
+      return e.ok
+        ? null
+        : `    ${chalk.red(`${e.role} model call failed`)} ${indent(clip(e.error ?? "", verbose ? 2000 : 400))}`;
+    case "human_input": {
+      const h = e.input;
+      const at = h.step_index !== undefined ? ` at step ${h.step_index}` : "";
+      const answer = `    ${chalk.yellow("answer")} ${h.answer} ${chalk.dim(`— by ${h.answered_by}`)}`;
+      // A person at the terminal has just read the question; a script or a policy answered one nobody saw.
+      if (h.answered_by === "terminal") return answer;
+      return `${chalk.yellow("question")} ${chalk.dim(`(${h.kind}${at})`)} ${indent(clip(h.question, verbose ? 2000 : 300))}\n${answer}`;
+    }
+    case "warning":
+      return `${chalk.yellow(`warning`)} ${chalk.dim(`(${e.source})`)} ${e.message.replace(/\n/g, "\n    ")}`;
+  }
+}
+
+/**
+ * What the spinner says after `e`: a label while something slow starts (a model call, a step's code), null when
+ * it ends or a question takes the terminal, undefined when `e` changes nothing.
+ */
+export function activity(e: LoopEvent, who = ""): string | null | undefined {
+  switch (e.type) {
+    case "model_start":
+      return `${who}${e.role} model (${e.provider}:${e.model})`;
+    case "step_start":
+      return e.step.type === "CODE" ? `${who}step ${e.step.index} running` : undefined;
+    case "model_end":
+    case "step_end":
+    case "human_ask":
+    case "session_end":
+      return null;
+    case "agent_event":
+      return activity(e.event, `${e.agent}: `);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A hub event as a trace line: progress, a server that failed or is being restarted, and any event type this
+ * trace does not know yet, shown generically; server logs go to the session log, not here.
+ */
+export function hubLine(e: HubEvent): string | null {
+  switch (e.type) {
+    case "progress": {
+      const of = e.total ? `/${e.total}` : "";
+      return chalk.dim(`    … ${e.server}.${e.tool} ${e.progress}${of}${e.message ? ` ${e.message}` : ""}`);
+    }
+    case "server_state":
+      return e.error ? chalk.yellow(`    server ${e.server} ${e.state}: ${clip(e.error, 300)}`) : null;
+    case "log":
+    case "garbage":
+    case "tools_changed":
+    case "elicitation":
+      return null;
+    default: {
+      const { type, server, ...rest } = e as { type: string; server?: string };
+      const detail = Object.entries(rest)
+        .map(([k, v]) => `${k}=${typeof v === "string" ? clip(v, 200) : json(v)}`)
+        .join(" ");
+      return chalk.yellow(`    ${server ? `server ${server} ` : ""}${type.replace(/_/g, " ")} ${detail}`);
+    }
   }
 }

@@ -10,6 +10,7 @@ import { bundledModelsConfig, type ModelsFile, roleSettings, type CallSettings }
 import { modelCacheDir, type DownloadOptions } from "./download.js";
 import { GeminiTransport } from "./gemini.js";
 import { LlamaTransport } from "./llama.js";
+import { noModelMessage } from "./no-model.js";
 import { OpenAITransport } from "./openai.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { ScriptedTransport, type Script, type ScriptedCall } from "./scripted.js";
@@ -90,10 +91,9 @@ export function chooseDefault(env: NodeJS.ProcessEnv = process.env, config?: Mod
   };
 }
 
-const NOTHING_CONFIGURED =
-  "no model available: set GEMINI_API_KEY (https://aistudio.google.com/apikey), or OPENAI_BASE_URL for an " +
-  "OpenAI-compatible server (e.g. Ollama at http://127.0.0.1:11434/v1), or pass --model llama:<file.gguf> " +
-  "or --model scripted:<file>";
+const NOTHING_CONFIGURED = noModelMessage(
+  "GEMINI_API_KEY and OPENAI_BASE_URL are not set, and models.yaml has no local_default",
+);
 
 /** One provider for a `--model` spec (call settings from `options`); MODEL_NO_KEY (exit 3) when a key is missing. */
 export function createProvider(spec: string | undefined, options: ProviderOptions = {}): ModelProvider {
@@ -255,6 +255,11 @@ export class ModelRouter implements ModelProvider {
       if (t instanceof ScriptedTransport) Object.assign(out, t.unconsumed());
     }
     return out;
+  }
+
+  /** Make every role's model usable now (download the local model file), before a session starts. */
+  async prepare(): Promise<void> {
+    for (const t of this.transports.values()) await t.prepare?.();
   }
 
   /** Release local models. */

@@ -11,7 +11,8 @@ import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
 import cliProgress from "cli-progress";
 import envPaths from "env-paths";
-import { ModelError } from "../core/index.js";
+import { ModelError, systemClock, type Clock } from "../core/index.js";
+import { DEFAULT_RETRY, connectionError, withRetry, type RetryPolicy } from "./retry.js";
 
 export interface ModelFileSpec {
   url: string;
@@ -28,6 +29,9 @@ export interface DownloadOptions {
   progress?: boolean;
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
+  /** Retries of a refused or reset connection (an unresolved name fails at once). */
+  retry?: RetryPolicy;
+  clock?: Clock;
 }
 
 export function modelCacheDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -58,17 +62,16 @@ export async function ensureModelFile(spec: ModelFileSpec, options: DownloadOpti
   if (existsSync(target) && (!spec.size_bytes || statSync(target).size === spec.size_bytes)) return target;
   mkdirSync(dir, { recursive: true });
   const part = `${target}.part`;
-  let res: Response;
-  try {
-    res = await fetch(spec.url, { redirect: "follow", signal: options.signal });
-  } catch (e) {
-    const err = e as Error & { cause?: { code?: string } };
-    throw new ModelError(
-      "MODEL_UNREACHABLE",
-      `cannot download ${spec.url} (${err.cause?.code ?? err.message}) to ${target}`,
-      { cause: e },
-    );
-  }
+  const { value: res } = await withRetry(
+    async () => {
+      try {
+        return await fetch(spec.url, { redirect: "follow", signal: options.signal });
+      } catch (e) {
+        throw connectionError(e, `download from ${new URL(spec.url).host}`, "the network connection");
+      }
+    },
+    { clock: options.clock ?? systemClock, policy: options.retry ?? DEFAULT_RETRY, signal: options.signal },
+  );
   if (!res.ok || !res.body) {
     throw new ModelError("MODEL_UNREACHABLE", `cannot download ${spec.url}: HTTP ${res.status}`);
   }

@@ -276,6 +276,16 @@ describe("gemini provider", () => {
     expect(clock.sleeps).toHaveLength(4);
   });
 
+  it("reports a fetch that fails without an HTTP answer (a blocked port) as MODEL_UNREACHABLE naming GEMINI_BASE_URL", async () => {
+    const clock = new FakeClock();
+    // fetch refuses port 9 itself ("bad port"): a TypeError with no errno code.
+    const env = { GEMINI_API_KEY: "k", GEMINI_BASE_URL: "http://127.0.0.1:9" };
+    const e = await rejection(createProvider("gemini", { env, clock }).generate(perceive));
+    expect(e).toMatchObject({ code: "MODEL_UNREACHABLE", exitCode: 3 });
+    expect(e.message).toMatch(/check GEMINI_BASE_URL \(http:\/\/127.0.0.1:9\)/);
+    expect(clock.sleeps).toHaveLength(4);
+  });
+
   it("adds cost_usd from the model's price", async () => {
     const { provider } = await setup(
       () => ({ json: samplePerception(), usage: { input: 1_000_000, output: 500_000 } }),

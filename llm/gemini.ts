@@ -8,6 +8,7 @@ import { ModelError, systemClock, type Clock } from "../core/index.js";
 import {
   DEFAULT_RETRY,
   TransientModelError,
+  connectionError,
   parseDuration,
   withRetry,
   withTimeout,
@@ -43,6 +44,7 @@ export class GeminiTransport implements Transport {
   private readonly ai: GoogleGenAI;
   private readonly options: GeminiOptions;
   private readonly clock: Clock;
+  private readonly baseUrl?: string;
 
   constructor(options: GeminiOptions = {}) {
     const env = options.env ?? process.env;
@@ -50,6 +52,7 @@ export class GeminiTransport implements Transport {
     if (!apiKey) throw new ModelError("MODEL_NO_KEY", NO_GEMINI_KEY_MESSAGE);
     const baseUrl = options.baseUrl ?? (env.GEMINI_BASE_URL || undefined);
     this.model = options.model || DEFAULT_GEMINI_MODEL;
+    this.baseUrl = baseUrl;
     this.options = options;
     this.clock = options.clock ?? systemClock;
     // No SDK retryOptions: the SDK would retry on its own timer and hide RetryInfo from us.
@@ -94,7 +97,7 @@ export class GeminiTransport implements Transport {
         },
       });
     } catch (e) {
-      throw mapGeminiError(e, this.model);
+      throw mapGeminiError(e, this.model, this.baseUrl);
     }
     return readResponse(res, this.model);
   }
@@ -142,7 +145,7 @@ export function readResponse(res: GenerateContentResponse, model: string): RawCo
 }
 
 /** SDK and network failures as ModelErrors; 429 and 5xx are transient, with the server's RetryInfo delay. */
-export function mapGeminiError(e: unknown, model: string): ModelError {
+export function mapGeminiError(e: unknown, model: string, baseUrl?: string): ModelError {
   if (e instanceof ModelError) return e;
   if (e instanceof ApiError) {
     const body = parseErrorBody(e.message);
@@ -162,15 +165,17 @@ export function mapGeminiError(e: unknown, model: string): ModelError {
     }
     return new ModelError("MODEL_HTTP", where, { cause: e });
   }
-  const err = e as Error & { cause?: { code?: string } };
-  const code = err?.cause?.code;
-  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "ECONNRESET" || code === "EAI_AGAIN") {
-    return new TransientModelError("MODEL_UNREACHABLE", `gemini:${model}: cannot reach the API (${code})`, {
-      cause: e,
-    });
-  }
+  const err = e as Error & { cause?: { code?: unknown } };
   if (err?.name === "AbortError")
     return new ModelError("MODEL_ABORTED", `gemini:${model}: aborted`, { cause: e });
+  // fetch itself failed (the SDK passes its TypeError through): no HTTP answer at all.
+  if (
+    (err instanceof TypeError && /fetch failed/i.test(err.message)) ||
+    typeof err?.cause?.code === "string"
+  ) {
+    const at = baseUrl ? `GEMINI_BASE_URL (${baseUrl})` : "the network connection to the Gemini API";
+    return connectionError(e, `gemini:${model}`, at);
+  }
   return new ModelError("MODEL_HTTP", `gemini:${model}: ${err?.message ?? String(e)}`, { cause: e });
 }
 

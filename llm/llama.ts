@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import type { Llama, LlamaContext, LlamaModel, LlamaGrammar } from "node-llama-cpp";
 import { ModelError } from "../core/index.js";
+import { noModelMessage } from "./no-model.js";
 import { ensureModelFile, hfSpec, type DownloadOptions, type ModelFileSpec } from "./download.js";
 import { withTimeout } from "./retry.js";
 import { ModelOutputError, type Transport } from "./structured.js";
@@ -37,6 +38,7 @@ export class LlamaTransport implements Transport {
   readonly provider = "llama";
   readonly model: string;
   private loading?: Promise<Loaded>;
+  private path?: Promise<string>;
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
   /** One sequence, one call at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -101,6 +103,15 @@ export class LlamaTransport implements Transport {
     }
   }
 
+  /** The model file, downloaded now if needed, so a missing model fails before any session starts. */
+  async prepare(): Promise<void> {
+    this.path ??= this.modelPath().catch((e: unknown) => {
+      this.path = undefined;
+      throw e;
+    });
+    await this.path;
+  }
+
   private load(): Promise<Loaded> {
     this.loading ??= this.doLoad().catch((e: unknown) => {
       this.loading = undefined;
@@ -110,7 +121,8 @@ export class LlamaTransport implements Transport {
   }
 
   private async doLoad(): Promise<Loaded> {
-    const path = await this.modelPath();
+    await this.prepare();
+    const path = await this.path!;
     const { getLlama } = await import("node-llama-cpp");
     const threads = this.options.threads || Math.max(1, availableParallelism() - 1);
     let llama: Llama;
@@ -159,10 +171,10 @@ export class LlamaTransport implements Transport {
       if (!(e instanceof ModelError) || e.code !== "MODEL_UNREACHABLE") throw e;
       throw new ModelError(
         "MODEL_UNREACHABLE",
-        `no model available: GEMINI_API_KEY and OPENAI_BASE_URL are not set, and the local default model ` +
-          `(${def.description || def.file}) is not cached and could not be downloaded: ${e.message}. ` +
-          `Set GEMINI_API_KEY, or OPENAI_BASE_URL for an OpenAI-compatible server (e.g. Ollama), or connect ` +
-          `to the internet once, or pass --model llama:<file.gguf>.`,
+        noModelMessage(
+          `GEMINI_API_KEY and OPENAI_BASE_URL are not set;\n the local default model, ` +
+            `${def.description || def.file}, is not cached and could not be fetched:\n ${e.message}`,
+        ),
         { cause: e },
       );
     }

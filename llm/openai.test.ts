@@ -168,6 +168,17 @@ describe("openai-compatible provider", () => {
     expect(clock.sleeps).toHaveLength(4);
   });
 
+  it("does not retry a host name that does not resolve (offline: the answer comes at once)", async () => {
+    const clock = new FakeClock();
+    const p = createProvider("openai:m", { env: { OPENAI_BASE_URL: "http://models.invalid/v1" }, clock });
+    await expect(p.generate(perceive)).rejects.toMatchObject({
+      code: "MODEL_UNREACHABLE",
+      exitCode: 3,
+      message: expect.stringMatching(/cannot connect \((ENOTFOUND|EAI_AGAIN)\); check OPENAI_BASE_URL/),
+    });
+    expect(clock.sleeps).toHaveLength(0);
+  });
+
   it("needs OPENAI_API_KEY only for api.openai.com", () => {
     expect(() => createProvider("openai:gpt-4o-mini", { env: {} })).toThrow(/OPENAI_API_KEY/);
     expect(createProvider("openai:gpt-4o-mini", { env: { OPENAI_API_KEY: "k" } }).model).toBe("gpt-4o-mini");

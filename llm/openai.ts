@@ -4,7 +4,14 @@
  * where it does not. Retries honour `retry-after-ms` / `retry-after`; a per-call timeout.
  */
 import { ModelError, systemClock, type Clock } from "../core/index.js";
-import { DEFAULT_RETRY, TransientModelError, withRetry, withTimeout, type RetryPolicy } from "./retry.js";
+import {
+  DEFAULT_RETRY,
+  TransientModelError,
+  connectionError,
+  withRetry,
+  withTimeout,
+  type RetryPolicy,
+} from "./retry.js";
 import { ModelOutputError, type Transport } from "./structured.js";
 import type { RawCompletion, RawTurn } from "./types.js";
 
@@ -225,14 +232,7 @@ export class OpenAITransport implements Transport {
   }
 
   private networkError(e: unknown): ModelError {
-    const err = e as Error & { cause?: { code?: string } };
-    if (err?.name === "AbortError") return new ModelError("MODEL_ABORTED", `openai: aborted`, { cause: e });
-    return new TransientModelError(
-      "MODEL_UNREACHABLE",
-      `openai: cannot reach ${this.baseUrl} (${err?.cause?.code ?? err?.message ?? String(e)}); is the server ` +
-        `running? (OPENAI_BASE_URL)`,
-      { cause: e },
-    );
+    return connectionError(e, `openai at ${this.baseUrl}`, "OPENAI_BASE_URL (is the server running?)");
   }
 }
 

@@ -85,6 +85,26 @@ export async function withRetry<T>(
   }
 }
 
+/** Error codes of a name that does not resolve: no network, or a wrong host name. */
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL"]);
+
+/**
+ * A failed connection (fetch threw: refused, reset, unresolved name, blocked port) as MODEL_UNREACHABLE (exit
+ * 3) naming what to check, e.g. GEMINI_BASE_URL. The same for every provider and the model download: refused
+ * and reset connections are retried; a name that does not resolve is not (offline, DNS fails at once and will
+ * fail again, so the answer comes now instead of after a minute of backoff).
+ */
+export function connectionError(e: unknown, where: string, check: string): ModelError {
+  if (e instanceof ModelError) return e;
+  const err = e as Error & { cause?: { code?: string; message?: string } };
+  if (err?.name === "AbortError") return new ModelError("MODEL_ABORTED", `${where}: aborted`, { cause: e });
+  const code = err?.cause?.code;
+  const why = code ?? err?.cause?.message ?? err?.message ?? String(e);
+  const message = `${where}: cannot connect (${why}); check ${check}`;
+  if (code && DNS_CODES.has(code)) return new ModelError("MODEL_UNREACHABLE", message, { cause: e });
+  return new TransientModelError("MODEL_UNREACHABLE", message, { cause: e });
+}
+
 /** Parse a google.protobuf.Duration as JSON-encoded ("38s", "1.5s", "0.250s") into milliseconds. */
 export function parseDuration(text: unknown): number | undefined {
   if (typeof text !== "string") return undefined;

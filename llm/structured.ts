@@ -19,6 +19,8 @@ export interface Transport {
   readonly provider: string;
   readonly model: string;
   complete(turn: RawTurn): Promise<RawCompletion>;
+  /** Make sure the model can be used (e.g. the local model file is downloaded) before a session starts. */
+  prepare?(): Promise<void>;
 }
 
 /** USD per million tokens. */

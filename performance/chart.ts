@@ -7,7 +7,19 @@ import { execFileSync } from "node:child_process";
 export interface ChartTool {
   tool: string;
   /** Per run, in the order of `runs`; null when the tool was not used in that run. */
-  values: Array<{ success_rate: number; median_ms: number; p95_ms: number } | null>;
+  values: Array<{
+    success_rate: number;
+    calls: number;
+    succeeded: number;
+    median_ms: number;
+    p95_ms: number;
+  } | null>;
+}
+
+/** A run's sessions: how many of how many succeeded, shown above the tools so the overall change comes first. */
+export interface ChartTotals {
+  succeeded: number;
+  queries: number;
 }
 
 const COLORS = ["#4e79a7", "#f28e2b"];
@@ -20,14 +32,22 @@ const tick = (v: number) => (v >= 10_000 ? `${Math.round(v / 1000)}k` : String(M
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-export function renderChart(runs: string[], tools: ChartTool[], title: string): string {
+export function renderChart(
+  runs: string[],
+  tools: ChartTool[],
+  title: string,
+  totals: ChartTotals[] = [],
+): string {
+  // "2/3" beside each rate, so a rate from a handful of calls reads as the small sample it is.
   const n = runs.length;
   const labelW = 200;
   const plotW = 300;
   const gap = 70;
   const barH = 10;
   const rowH = n * barH + 10;
-  const top = 70;
+  // The sessions' row (one bar per run) sits above the tools' rows.
+  const totalsH = totals.length ? n * barH + 40 : 0;
+  const top = 70 + totalsH;
   const width = labelW + plotW * 2 + gap + 90;
   const bottom = top + Math.max(1, tools.length) * rowH + 5;
   const height = bottom + 30;
@@ -46,8 +66,27 @@ export function renderChart(runs: string[], tools: ChartTool[], title: string): 
       `<text x="${x + 18}" y="40">${esc(r.length > 38 ? `…${r.slice(-37)}` : r)}</text>`,
     );
   });
+  if (totals.length) {
+    const change =
+      totals.length > 1 ? totals.map((t) => t.succeeded).join(" → ") : String(totals[0]!.succeeded);
+    out.push(
+      `<text x="10" y="${70 - 8}" font-weight="bold">Sessions succeeded: ${change} (of ${totals.map((t) => t.queries).join(" / ")})</text>`,
+    );
+    totals.forEach((t, i) => {
+      const y = 70 + i * barH;
+      const rate = t.queries ? t.succeeded / t.queries : 0;
+      const w = Math.max(0.5, rate * plotW);
+      out.push(
+        `<rect x="${labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH - 2}" fill="${COLORS[i]}"/>`,
+        `<text x="${labelW + w + 3}" y="${y + barH - 2}" font-size="9">${(rate * 100).toFixed(0)}% (${t.succeeded}/${t.queries})</text>`,
+      );
+    });
+    out.push(
+      `<text x="${labelW - 8}" y="${70 + (n * barH) / 2 + 4}" text-anchor="end" font-weight="bold">all sessions</text>`,
+    );
+  }
   out.push(
-    `<text x="${labelW}" y="${top - 8}" font-weight="bold">Success rate (%)</text>`,
+    `<text x="${labelW}" y="${top - 8}" font-weight="bold">Tool call success rate (%), calls succeeded/made</text>`,
     `<text x="${x2}" y="${top - 8}" font-weight="bold">Latency (ms): median, whisker to P95</text>`,
   );
   for (const [x, scale] of [
@@ -79,7 +118,7 @@ export function renderChart(runs: string[], tools: ChartTool[], title: string): 
       const wp = (v.p95_ms / maxMs) * plotW;
       out.push(
         `<rect x="${labelW}" y="${y}" width="${ws.toFixed(1)}" height="${barH - 2}" fill="${COLORS[i]}"><title>${esc(`${runs[i]}: ${(v.success_rate * 100).toFixed(1)}%`)}</title></rect>`,
-        `<text x="${labelW + ws + 3}" y="${y + barH - 2}" font-size="9">${(v.success_rate * 100).toFixed(0)}</text>`,
+        `<text x="${labelW + ws + 3}" y="${y + barH - 2}" font-size="9">${(v.success_rate * 100).toFixed(0)}% (${v.succeeded}/${v.calls})</text>`,
         `<rect x="${x2}" y="${y}" width="${wm.toFixed(1)}" height="${barH - 2}" fill="${COLORS[i]}"><title>${esc(`${runs[i]}: median ${Math.round(v.median_ms)} ms, p95 ${Math.round(v.p95_ms)} ms`)}</title></rect>`,
         `<line x1="${x2 + wm}" y1="${y + (barH - 2) / 2}" x2="${x2 + wp}" y2="${y + (barH - 2) / 2}" stroke="${COLORS[i]}"/>`,
         `<line x1="${x2 + wp}" y1="${y}" x2="${x2 + wp}" y2="${y + barH - 2}" stroke="${COLORS[i]}"/>`,

@@ -157,13 +157,25 @@ function csvRows(path: string, text: string): RawRow[] {
       { code: "BATCH_INPUT" },
     );
   }
-  return body
-    .filter((r) => r.record.some((c) => c.trim() !== ""))
-    .map((r) => ({
-      line: r.info.lines,
-      cells: header.map((h, i): [string, string] => [h, unwrapQuotes(r.record[i] ?? "")]),
-    }));
+  const rows = body.filter((r) => r.record.some((c) => c.trim() !== ""));
+  for (const r of rows) {
+    // relax_quotes keeps the old files' extra quotes, but also a cell opened with a quote and never closed.
+    const i = r.record.findIndex((c) => /^\s*"/.test(c) && !/"\s*$/.test(c));
+    if (i >= 0) {
+      throw new ConfigError(
+        `${path}:${r.info.lines}: column ${header[i] ?? i + 1}: unbalanced quotes in ${JSON.stringify(clip(r.record[i]!, 60))}; ` +
+          `quote a cell whole ("…") and double any quote inside it ("")`,
+        { code: "BATCH_INPUT" },
+      );
+    }
+  }
+  return rows.map((r) => ({
+    line: r.info.lines,
+    cells: header.map((h, i): [string, string] => [h, unwrapQuotes(r.record[i] ?? "")]),
+  }));
 }
+
+const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
 
 function jsonlRows(path: string, text: string): RawRow[] {
   const rows: RawRow[] = [];

@@ -3,7 +3,7 @@
  * folders compare, whatever store they came from): success and correct rates, per-tool deltas, tools only
  * in one run, the slowest and least reliable tools, the queries whose outcome changed, and a chart.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
 import { z } from "zod";
@@ -150,7 +150,13 @@ function chartTools(runs: RunData[]): ChartTool[] {
       values: runs.map((r) => {
         const t = r.tools.find((x) => toolKey(x) === k);
         return t
-          ? { success_rate: t["Success Rate (%)"] / 100, median_ms: t["Median ms"], p95_ms: t["P95 ms"] }
+          ? {
+              success_rate: t["Success Rate (%)"] / 100,
+              calls: t["Number of Times Invoked"],
+              succeeded: t["Number of Times Invoked"] - t.Failures,
+              median_ms: t["Median ms"],
+              p95_ms: t["P95 ms"],
+            }
           : null;
       }),
     };
@@ -165,6 +171,8 @@ export interface ReportFiles {
 
 /** Write `<out>/<base>.md`, `.svg` and (when a renderer exists) `.png`; returns the Markdown. */
 function writeReport(out: string, base: string, runs: RunData[], title: string, body: string): ReportFiles {
+  // --out may name a folder not made yet, as batch --out does.
+  mkdirSync(out, { recursive: true });
   const svg = join(out, `${base}.svg`);
   const png = join(out, `${base}.png`);
   writeAtomic(
@@ -173,6 +181,7 @@ function writeReport(out: string, base: string, runs: RunData[], title: string, 
       runs.map((r) => r.dir),
       chartTools(runs),
       title,
+      runs.map((r) => ({ succeeded: rates(r).ok, queries: rates(r).n })),
     ),
   );
   const p = svgToPng(svg, png);

@@ -131,7 +131,7 @@ describe("AgentLoop", () => {
     );
     const s = await loop.run("factorial of minus one");
     expect(s.status).toBe("budget_exhausted");
-    expect(s.status_reason).toMatch(/step 0 failed 2 times/);
+    expect(s.status_reason).toMatch(/step 1 \(plan step 0\) failed 2 times/);
   });
 
   it("stops on the model-call budget", async () => {

@@ -109,6 +109,10 @@ describe("query files", () => {
       /arr\.jsonl:1: each line must be a JSON object/,
     );
     expect(configError(() => readQueryFile(file("none.csv", "Query\n"))).message).toMatch(/has no queries/);
+    expect(
+      configError(() => readQueryFile(file("quotes.csv", 'id,Query\n1,ok\n2,"broken "quotes" here\n')))
+        .message,
+    ).toMatch(/quotes\.csv:3: column Query: unbalanced quotes in "\\"broken/);
     expect(configError(() => readQueryFile(join(dir, "missing.csv"))).message).toMatch(
       /missing\.csv cannot be read/,
     );

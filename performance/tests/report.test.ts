@@ -169,6 +169,11 @@ describe("pda report", () => {
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     for (const tool of ["add", "cbrt", "divide", "power"]) expect(svg).toContain(`>${tool}</text>`);
     expect(svg).toContain("not used");
+    // The overall change first, and every rate with its calls, so one failed call does not read as a trend.
+    expect(svg).toContain("Sessions succeeded: 2 → 3 (of 3 / 3)");
+    expect(svg).toContain("67% (2/3)");
+    expect(svg).toContain("0% (0/2)"); // divide in A
+    expect(svg).toContain("100% (2/2)"); // divide in B
     expect(svg.trim().endsWith("</svg>")).toBe(true);
     // A PNG exists exactly when a renderer was found, and the report says which.
     expect(md).toMatch(r.files.png ? /PNG written by rsvg-convert/ : /no PNG: no SVG renderer found/);
