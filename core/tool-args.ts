@@ -15,12 +15,15 @@ const require = createRequire(import.meta.url);
 let draft7: Ajv | undefined;
 // Servers built with newer zod emit 2020-12 schemas; ajv needs a separate instance for that draft.
 let draft2020: Ajv2020 | undefined;
-const validators = () => ({
-  draft7: (draft7 ??= new (require("ajv") as typeof import("ajv")).Ajv(options)),
-  draft2020: (draft2020 ??= new (require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js")).Ajv2020(
-    options,
-  )),
-});
+/** The validator for a schema's draft, created on first need (each draft is its own set of modules). */
+function validator(schema: Record<string, unknown>): Ajv | Ajv2020 {
+  if (String(schema.$schema ?? "").includes("2020-12")) {
+    return (draft2020 ??= new (require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js")).Ajv2020(
+      options,
+    ));
+  }
+  return (draft7 ??= new (require("ajv") as typeof import("ajv")).Ajv(options));
+}
 interface Compiled {
   fn: ValidateFunction | null;
   /** Whether validating can write defaults into the arguments (then they are copied first). */
@@ -31,8 +34,7 @@ const cache = new WeakMap<object, Compiled>();
 function compiled(schema: Record<string, unknown>): Compiled {
   let entry = cache.get(schema);
   if (entry === undefined) {
-    const v = validators();
-    const ajv = String(schema.$schema ?? "").includes("2020-12") ? v.draft2020 : v.draft7;
+    const ajv = validator(schema);
     let fn: ValidateFunction | null;
     try {
       fn = ajv.compile(schema);
