@@ -78,4 +78,12 @@ describe("what a command loads", () => {
     expect(r.code).toBe(0);
     expect(matching(r.modules, HEAVY.slice(0, 5))).toEqual([]);
   });
+
+  it("`pda robot tasks` loads neither the agent runtime nor the progress bar (they are for `robot bench`)", async () => {
+    const r = await loadedModules([MAIN, "robot", "tasks", "--json"], { cwd: PACKAGE_ROOT });
+    expect(r.code).toBe(0);
+    expect(
+      matching(r.modules, ["/dist/cli/runtime.js", "/dist/agent/loop.js", "/node_modules/cli-progress/"]),
+    ).toEqual([]);
+  });
 });
