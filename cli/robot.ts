@@ -6,7 +6,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import chalk from "chalk";
-import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { ConfigError } from "../core/index.js";
 import {
@@ -32,8 +31,6 @@ import {
   type View,
 } from "../mcp_servers/robot/index.js";
 import { runCommand } from "./context.js";
-import { agentRunner } from "./robot-agent.js";
-import { globalOptions } from "./runtime.js";
 
 /** Robot-side misuse (unknown task, bad seeds) is a usage error: exit 2 with the message. */
 function usage<T>(body: () => T): T {
@@ -219,13 +216,18 @@ export function registerRobot(program: Command): void {
         };
         let runner: { run: EpisodeRunner; close: () => void | Promise<void> };
         if (opts.model) {
+          // The agent loop, models and hub load only for an agent bench, not for `robot tasks` or the expert.
+          const [{ agentRunner }, { globalOptions }] = await Promise.all([
+            import("./robot-agent.js"),
+            import("./runtime.js"),
+          ]);
           runner = await agentRunner(globalOptions(cmd), opts.model, settings, opts.out);
         } else {
           runner = await expertRunner(policy as ExpertKind, settings);
         }
         const total = tasks.length * seeds.length;
         const bar = process.stderr.isTTY
-          ? new SingleBar({
+          ? new (await import("cli-progress")).SingleBar({
               format: "{bar} {value}/{total} episodes  {task} seed {seed}  successes {ok}",
               hideCursor: true,
             })

@@ -93,8 +93,8 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const team = profile.agent
     ? openTeam(dir, name, profile.agent, opts, overrides, (hits) => storeMemory(store, hits))
     : undefined;
+  // No isTTY: the channel finds the terminal itself, so `pda run … --json > out.json` still asks the person.
   const human = createChannel(opts.hil, {
-    isTTY: !!process.stdin.isTTY && !!process.stdout.isTTY,
     terminal: { timeoutMs: profile.hil.timeout_ms, onTimeout: profile.hil.on_timeout },
   });
   const store = openStore(opts, profile.redact);

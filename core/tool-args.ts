@@ -4,14 +4,26 @@
  * SDK itself depends on; compiled validators are cached per schema object. Defaults in the schema are filled
  * in (`useDefaults`), as DESIGN.md's calling convention promises.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolError } from "./errors.js";
 
 const options = { strict: false, allErrors: true, useDefaults: true, validateSchema: false } as const;
-const draft7 = new Ajv(options);
+// Loaded on the first check, not at import: core/ is imported by every command, and most check no tool call.
+const require = createRequire(import.meta.url);
+let draft7: Ajv | undefined;
 // Servers built with newer zod emit 2020-12 schemas; ajv needs a separate instance for that draft.
-const draft2020 = new Ajv2020(options);
+let draft2020: Ajv2020 | undefined;
+/** The validator for a schema's draft, created on first need (each draft is its own set of modules). */
+function validator(schema: Record<string, unknown>): Ajv | Ajv2020 {
+  if (String(schema.$schema ?? "").includes("2020-12")) {
+    return (draft2020 ??= new (require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js")).Ajv2020(
+      options,
+    ));
+  }
+  return (draft7 ??= new (require("ajv") as typeof import("ajv")).Ajv(options));
+}
 interface Compiled {
   fn: ValidateFunction | null;
   /** Whether validating can write defaults into the arguments (then they are copied first). */
@@ -22,7 +34,7 @@ const cache = new WeakMap<object, Compiled>();
 function compiled(schema: Record<string, unknown>): Compiled {
   let entry = cache.get(schema);
   if (entry === undefined) {
-    const ajv = String(schema.$schema ?? "").includes("2020-12") ? draft2020 : draft7;
+    const ajv = validator(schema);
     let fn: ValidateFunction | null;
     try {
       fn = ajv.compile(schema);

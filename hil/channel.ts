@@ -5,6 +5,7 @@ import { PolicyChannel, PolicyName, POLICY_NAMES } from "./policy.js";
 import { checkAnswer, type AnswerOf, type Question } from "./questions.js";
 import { ScriptedChannel } from "./scripted.js";
 import { TerminalChannel, type TerminalOptions } from "./terminal.js";
+import { findTerminal } from "./tty.js";
 
 export interface AskOptions {
   /** Aborting it cancels a pending prompt: ask() rejects with HumanCancelled (reason "aborted"). */
@@ -23,8 +24,11 @@ export interface HumanChannel {
 }
 
 export interface ChannelOptions {
-  /** Whether a person can type: stdin and stdout are both TTYs. */
-  isTTY: boolean;
+  /**
+   * Whether a person can type at stdin and stdout. Absent: found with findTerminal(), which also asks at the
+   * controlling terminal when only some of stdin, stdout and stderr are redirected.
+   */
+  isTTY?: boolean;
   terminal?: TerminalOptions;
   clock?: Clock;
 }
@@ -33,23 +37,28 @@ export interface ChannelOptions {
 export const NO_TTY_DEFAULT = "policy:fail";
 
 /**
- * `--hil terminal | scripted:FILE | policy:NAME`. Without a spec: `terminal` on a TTY, else `policy:fail`.
- * A bad spec, a missing file or `terminal` without a TTY is a ConfigError (exit 2).
+ * `--hil terminal | scripted:FILE | policy:NAME`. Without a spec: `terminal` when a person is at a terminal,
+ * else `policy:fail`. A bad spec, a missing file or `terminal` without a terminal is a ConfigError (exit 2).
  */
 export function createChannel(spec: string | undefined, opts: ChannelOptions): HumanChannel {
-  const s = spec?.trim() || (opts.isTTY ? "terminal" : NO_TTY_DEFAULT);
+  const where = opts.isTTY === undefined ? findTerminal() : opts.isTTY ? "stdio" : undefined;
+  const s = spec?.trim() || (where ? "terminal" : NO_TTY_DEFAULT);
   const [kind, ...rest] = s.split(":");
   const arg = rest.join(":");
   switch (kind) {
     case "terminal":
       if (arg) throw new ConfigError(`--hil ${s}: "terminal" takes no argument`);
-      if (!opts.isTTY) {
+      if (!where) {
         throw new ConfigError(
-          `--hil terminal needs a terminal, but stdin/stdout is not a TTY; ` +
+          `--hil terminal needs a terminal, but stdin/stdout is not a TTY and no other terminal was found; ` +
             `use --hil policy:<${POLICY_NAMES.join("|")}> or --hil scripted:<file>`,
         );
       }
-      return new TerminalChannel({ ...opts.terminal, clock: opts.terminal?.clock ?? opts.clock });
+      return new TerminalChannel({
+        terminal: where,
+        ...opts.terminal,
+        clock: opts.terminal?.clock ?? opts.clock,
+      });
     case "scripted":
       if (!arg) throw new ConfigError(`--hil scripted: needs a file, e.g. --hil scripted:answers.yaml`);
       return ScriptedChannel.fromFile(arg, { clock: opts.clock });

@@ -241,7 +241,7 @@ describe("createChannel", () => {
       [
         "terminal",
         false,
-        /--hil terminal needs a terminal, but stdin\/stdout is not a TTY; use --hil policy:/,
+        /--hil terminal needs a terminal, but stdin\/stdout is not a TTY and no other terminal was found; use --hil policy:/,
       ],
       ["terminal:x", true, /"terminal" takes no argument/],
       ["policy:maybe", true, /unknown policy "maybe" \(known: fail, skip, abort, deny, defer\)/],

@@ -40,6 +40,7 @@ export {
   type ChannelOptions,
 } from "./channel.js";
 export { TerminalChannel, type TerminalOptions } from "./terminal.js";
+export { findTerminal, openTerminal, type TerminalKind, type TerminalStreams } from "./tty.js";
 export { ScriptedChannel, ScriptFile, type UnconsumedAnswer } from "./scripted.js";
 export { PolicyChannel, PolicyName, POLICY_NAMES, POLICY_TABLE, policyAnswer } from "./policy.js";
 export {

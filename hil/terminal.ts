@@ -2,7 +2,6 @@
  * `terminal`: asks the person at the keyboard with @inquirer/prompts. A question may time out into a policy
  * answer; Ctrl-C (or the caller's AbortSignal) throws HumanCancelled so the caller can pause the session.
  */
-import { checkbox, confirm, editor, input, number, select } from "@inquirer/prompts";
 import chalk from "chalk";
 import { systemClock, type Clock } from "../core/index.js";
 import type { AskOptions, HumanChannel } from "./channel.js";
@@ -27,12 +26,19 @@ import {
   type ToolFailureQuestion,
 } from "./questions.js";
 import { renderQuestion } from "./render.js";
+import { openTerminal, type TerminalKind } from "./tty.js";
+
+/** @inquirer/prompts, imported when the first question is asked: most runs ask none. */
+let prompts: typeof import("@inquirer/prompts") | undefined;
+const ui = () => prompts!;
 
 type PerKind<T> = T | Partial<Record<QuestionKind, T>>;
 
 export interface TerminalOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
+  /** Where to ask when input and output are not given (findTerminal()); default stdin and stdout. */
+  terminal?: TerminalKind;
   /** How long a question waits for the person (ms) — one value or per kind. None: wait for ever. */
   timeoutMs?: PerKind<number>;
   /** The policy that answers when the time is up — one name or per kind. Default `defer` (pause, lose nothing). */
@@ -68,7 +74,27 @@ export class TerminalChannel implements HumanChannel {
 
   async ask<Q extends Question>(q: Q, askOpts?: AskOptions): Promise<AnswerOf<Q["kind"]>> {
     if (askOpts?.signal?.aborted) throw new HumanCancelled("aborted", q);
-    const out = this.opts.output ?? process.stdout;
+    const own = this.opts.input || this.opts.output ? undefined : this.opts.terminal;
+    const streams = own && own !== "stdio" ? openTerminal(own) : undefined;
+    try {
+      return await this.askAt(
+        q,
+        streams?.input ?? this.opts.input,
+        streams?.output ?? this.opts.output,
+        askOpts,
+      );
+    } finally {
+      streams?.close();
+    }
+  }
+
+  private async askAt<Q extends Question>(
+    q: Q,
+    input: NodeJS.ReadableStream | undefined,
+    output: NodeJS.WritableStream | undefined,
+    askOpts: AskOptions | undefined,
+  ): Promise<AnswerOf<Q["kind"]>> {
+    const out = output ?? process.stdout;
     const width = (out as { columns?: number }).columns ?? 80;
     const ms = perKind(this.opts.timeoutMs, q.kind);
     const policy = perKind(this.opts.onTimeout, q.kind) ?? "defer";
@@ -82,8 +108,9 @@ export class TerminalChannel implements HumanChannel {
       handle = setTimeout(() => timer.abort(), ms);
     }
     const signals = [timer.signal, ...(askOpts?.signal ? [askOpts.signal] : [])];
-    const ctx: Ctx = { input: this.opts.input, output: this.opts.output, signal: AbortSignal.any(signals) };
+    const ctx: Ctx = { input, output, signal: AbortSignal.any(signals) };
     try {
+      prompts ??= await import("@inquirer/prompts");
       const raw = await this.prompt(q, ctx);
       return checkAnswer(q, { ...raw, answered_by: "terminal", at: this.clock.iso() });
     } catch (e) {
@@ -106,13 +133,13 @@ export class TerminalChannel implements HumanChannel {
       case "tool_failure":
         return this.toolFailure(q, ctx);
       case "clarification": {
-        const text = (await input({ message: "Your answer (empty: no answer):" }, ctx)).trim();
+        const text = (await ui().input({ message: "Your answer (empty: no answer):" }, ctx)).trim();
         return text
           ? { kind: "clarification", choice: "answer", text }
           : { kind: "clarification", choice: "no_answer" };
       }
       case "approval": {
-        const choice = await select(
+        const choice = await ui().select(
           {
             message: "Allow this call?",
             default: "deny",
@@ -129,7 +156,7 @@ export class TerminalChannel implements HumanChannel {
       case "elicitation":
         return this.elicitation(q, ctx);
       case "interrupt": {
-        const choice = await select(
+        const choice = await ui().select(
           {
             message: "What now?",
             choices: [
@@ -152,7 +179,7 @@ export class TerminalChannel implements HumanChannel {
   }
 
   private async toolFailure(q: ToolFailureQuestion, ctx: Ctx): Promise<Record<string, unknown>> {
-    const choice = await select(
+    const choice = await ui().select(
       {
         message: "What should the agent do?",
         choices: [
@@ -171,7 +198,7 @@ export class TerminalChannel implements HumanChannel {
     );
     switch (choice) {
       case "edit_code": {
-        const code = await editor(
+        const code = await ui().editor(
           {
             message: "Edit the code (save and close the editor to run it)",
             default: q.code,
@@ -184,7 +211,7 @@ export class TerminalChannel implements HumanChannel {
         return { kind: "tool_failure", choice, code };
       }
       case "give_result": {
-        const text = await input({ message: "The step's result (JSON or text):", required: true }, ctx);
+        const text = await ui().input({ message: "The step's result (JSON or text):", required: true }, ctx);
         return { kind: "tool_failure", choice, value: parseGivenValue(text) };
       }
       case "abort":
@@ -200,7 +227,7 @@ export class TerminalChannel implements HumanChannel {
   }
 
   private async elicitation(q: ElicitationQuestion, ctx: Ctx): Promise<Record<string, unknown>> {
-    const action = await select(
+    const action = await ui().select(
       {
         message: "Answer the form?",
         choices: [
@@ -234,7 +261,7 @@ async function askField(f: ElicitField, ctx: Ctx): Promise<ElicitValue | undefin
   const check = (v: unknown) => fieldError(f, v) ?? true;
   switch (f.type) {
     case "string": {
-      const v = await input(
+      const v = await ui().input(
         {
           message,
           default: f.default,
@@ -247,7 +274,7 @@ async function askField(f: ElicitField, ctx: Ctx): Promise<ElicitValue | undefin
     }
     case "number":
     case "integer": {
-      const v = await number(
+      const v = await ui().number(
         {
           message,
           default: f.default,
@@ -260,10 +287,10 @@ async function askField(f: ElicitField, ctx: Ctx): Promise<ElicitValue | undefin
       return v;
     }
     case "boolean":
-      return confirm({ message, default: f.default ?? false }, ctx);
+      return ui().confirm({ message, default: f.default ?? false }, ctx);
     case "enum": {
       const choices = f.options.map((o) => ({ value: o.value, name: o.title }));
-      const v = await select(
+      const v = await ui().select(
         {
           message,
           default: f.default,
@@ -274,7 +301,7 @@ async function askField(f: ElicitField, ctx: Ctx): Promise<ElicitValue | undefin
       return v === EMPTY ? undefined : v;
     }
     case "multi_enum": {
-      const v = await checkbox(
+      const v = await ui().checkbox(
         {
           message,
           choices: f.options.map((o) => ({

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Transform } from "node:stream";
-import cliProgress from "cli-progress";
 import envPaths from "env-paths";
 import { ModelError, systemClock, type Clock } from "../core/index.js";
 import { DEFAULT_RETRY, connectionError, withRetry, type RetryPolicy } from "./retry.js";
@@ -79,7 +78,9 @@ export async function ensureModelFile(spec: ModelFileSpec, options: DownloadOpti
   const expected = spec.sha256 ?? linkedEtag(res.headers);
   const hash = createHash("sha256");
   const showBar = options.progress ?? process.stderr.isTTY;
-  const bar = showBar
+  // cli-progress is loaded only when a bar is drawn: llm/ is imported by commands that never download.
+  const cliProgress = showBar ? (await import("cli-progress")).default : undefined;
+  const bar = cliProgress
     ? new cliProgress.SingleBar(
         {
           format: `downloading ${spec.file} [{bar}] {percentage}% {value}/{total} MB`,

@@ -3,7 +3,7 @@
  * retries (the SDK's are left off so the RetryInfo delay and the injected clock apply), a per-call timeout,
  * and blocked / empty / MAX_TOKENS replies as typed errors.
  */
-import { ApiError, GoogleGenAI, type GenerateContentResponse } from "@google/genai";
+import type { GoogleGenAI, GenerateContentResponse } from "@google/genai";
 import { ModelError, systemClock, type Clock } from "../core/index.js";
 import {
   DEFAULT_RETRY,
@@ -38,13 +38,20 @@ export const NO_GEMINI_KEY_MESSAGE =
   "model with --model openai:<model> (an OpenAI-compatible server at OPENAI_BASE_URL, e.g. Ollama), " +
   "--model llama:<file.gguf> (a local model) or --model scripted:<file> (recorded replies)";
 
+/** The SDK, imported on the first call: it is large, and most commands never call Gemini. */
+let sdk: typeof import("@google/genai") | undefined;
+async function loadSdk(): Promise<typeof import("@google/genai")> {
+  return (sdk ??= await import("@google/genai"));
+}
+
 export class GeminiTransport implements Transport {
   readonly provider = "gemini";
   readonly model: string;
-  private readonly ai: GoogleGenAI;
+  private ai?: GoogleGenAI;
+  private readonly apiKey: string;
+  private readonly baseUrl?: string;
   private readonly options: GeminiOptions;
   private readonly clock: Clock;
-  private readonly baseUrl?: string;
 
   constructor(options: GeminiOptions = {}) {
     const env = options.env ?? process.env;
@@ -52,11 +59,19 @@ export class GeminiTransport implements Transport {
     if (!apiKey) throw new ModelError("MODEL_NO_KEY", NO_GEMINI_KEY_MESSAGE);
     const baseUrl = options.baseUrl ?? (env.GEMINI_BASE_URL || undefined);
     this.model = options.model || DEFAULT_GEMINI_MODEL;
-    this.baseUrl = baseUrl;
     this.options = options;
     this.clock = options.clock ?? systemClock;
+    this.apiKey = apiKey;
+    this.baseUrl = baseUrl;
+  }
+
+  private async client(): Promise<GoogleGenAI> {
+    const { GoogleGenAI } = await loadSdk();
     // No SDK retryOptions: the SDK would retry on its own timer and hide RetryInfo from us.
-    this.ai = new GoogleGenAI({ apiKey, ...(baseUrl ? { httpOptions: { baseUrl } } : {}) });
+    return (this.ai ??= new GoogleGenAI({
+      apiKey: this.apiKey,
+      ...(this.baseUrl ? { httpOptions: { baseUrl: this.baseUrl } } : {}),
+    }));
   }
 
   async complete(turn: RawTurn): Promise<RawCompletion> {
@@ -84,7 +99,8 @@ export class GeminiTransport implements Transport {
     const maxTokens = turn.call?.max_output_tokens ?? this.options.max_output_tokens;
     let res: GenerateContentResponse;
     try {
-      res = await this.ai.models.generateContent({
+      const ai = await this.client();
+      res = await ai.models.generateContent({
         model: this.model,
         contents: [{ role: "user", parts: [{ text: turn.prompt }] }],
         config: {
@@ -147,7 +163,8 @@ export function readResponse(res: GenerateContentResponse, model: string): RawCo
 /** SDK and network failures as ModelErrors; 429 and 5xx are transient, with the server's RetryInfo delay. */
 export function mapGeminiError(e: unknown, model: string, baseUrl?: string): ModelError {
   if (e instanceof ModelError) return e;
-  if (e instanceof ApiError) {
+  // Only the SDK throws ApiError, so it is loaded whenever there is one to recognise.
+  if (sdk && e instanceof sdk.ApiError) {
     const body = parseErrorBody(e.message);
     const msg = body.message ?? e.message;
     const where = `gemini:${model}: HTTP ${e.status}${body.status ? ` ${body.status}` : ""}: ${msg}`;

@@ -2,8 +2,12 @@
  * Batch progress for people: a bar (done / failed / in flight / ETA / tokens) on a terminal, one plain line
  * per event otherwise (logs, CI). Rate limits and stops are printed in both.
  */
-import cliProgress from "cli-progress";
+import { createRequire } from "node:module";
+import type cliProgressTypes from "cli-progress";
 import type { BatchEvent } from "./runner.js";
+
+// Loaded when a bar is drawn: performance/ is imported by commands that never draw one.
+const require = createRequire(import.meta.url);
 
 export interface Progress {
   onEvent(e: BatchEvent): void;
@@ -37,6 +41,7 @@ function note(e: BatchEvent, verbose: boolean): string | null {
 }
 
 function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
+  const cliProgress = require("cli-progress") as typeof cliProgressTypes;
   const multi = new cliProgress.MultiBar(
     {
       stream,
@@ -51,7 +56,7 @@ function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
     },
     cliProgress.Presets.shades_classic,
   );
-  let bar: cliProgress.SingleBar | undefined;
+  let bar: cliProgressTypes.SingleBar | undefined;
   let stopped = false;
   return {
     onEvent(e) {

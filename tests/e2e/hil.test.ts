@@ -3,7 +3,7 @@
  * resumed in another, and an unattended run (no TTY) that never blocks.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
@@ -142,6 +142,42 @@ describe("human in the loop, end to end", () => {
         expect(await t.output()).toMatch(/answer -1\.11 °C/);
       },
     );
+  });
+
+  it("at a terminal with stdout in a file and no --hil: the question is asked at the terminal, the JSON goes to the file", async () => {
+    const script = file("secret.yaml", {
+      perception: [snap(), achieved("1042")],
+      decision: [
+        {
+          plan_text: ["Step 0: ask the number", "Step 1: add"],
+          step_index: 0,
+          description: "ask",
+          type: "NOP",
+          question: "What is your secret number?",
+        },
+        code(["Step 0: ask the number", "Step 1: add"], 1, "return await add(42, 1000)"),
+      ],
+    });
+    const out = join(dir, "secret.json");
+    const db = join(dir, "secret.db");
+    const argv = [MAIN, "--config", dir, "--db", db, "run", "Add 1000 to my secret number"];
+    const quoted = [...argv, "--model", `scripted:${script}`, "--json"].map((a) => `'${a}'`).join(" ");
+    await withTmux(
+      ["sh", "-c", `'${process.execPath}' ${quoted} > '${out}'`],
+      { cols: 110, rows: 50, cwd: PACKAGE_ROOT },
+      async (t) => {
+        await t.waitFor("What is your secret number?", { timeoutMs: 30_000 });
+        await t.type("42");
+        await t.sendKeys("Enter");
+        expect(await t.waitForExit({ timeoutMs: 30_000 })).toBe(0);
+        expect(await t.output()).not.toContain("session_id");
+      },
+    );
+    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({
+      status: "succeeded",
+      final_answer: "1042",
+      human_inputs: 1,
+    });
   });
 
   it("a session deferred in one process is resumed in another and continues the same step", async () => {

@@ -1,0 +1,89 @@
+/**
+ * The command table against the groups, and what each command loads: `pda --help` and `--version` are
+ * answered from the table without loading any group, and a command loads no model SDK it does not use.
+ * Run `npx tsc -p tsconfig.json` first (the module tests spawn dist/main.js).
+ */
+import { join } from "node:path";
+import { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { PACKAGE_ROOT } from "../core/index.js";
+import { loadedModules } from "../testing/modules.js";
+import { GROUPS, addPlaceholders, baseProgram, commandName } from "./commands.js";
+
+const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
+
+function listing(program: Command): Array<[string, string, string]> {
+  const help = program.createHelp();
+  return program.commands.map((c) => [c.name(), help.subcommandTerm(c), c.description()]);
+}
+
+describe("the command table", () => {
+  it("names each group's commands with the help term and description the group registers", async () => {
+    for (const group of GROUPS) {
+      const real = baseProgram();
+      (await group.load())(real);
+      const table = Object.entries(group.commands).map(([name, [term, description]]) => [
+        name,
+        term,
+        description,
+      ]);
+      expect(listing(real)).toEqual(table);
+    }
+  });
+
+  it("lists the commands in `pda --help` as the groups would", async () => {
+    const full = baseProgram();
+    for (const group of GROUPS) (await group.load())(full);
+    const light = addPlaceholders(baseProgram());
+    expect(light.helpInformation()).toBe(full.helpInformation());
+  });
+
+  it("finds the command word after global options, and the command of `help <command>`", () => {
+    expect(commandName(["--config", "x", "--verbose", "run", "q"])).toBe("run");
+    expect(commandName(["--db", "d.db", "help", "tools"])).toBe("tools");
+    expect(commandName(["--version"])).toBeUndefined();
+  });
+});
+
+/** Loaded module URLs that contain any of `parts`. */
+const matching = (modules: string[], parts: string[]) =>
+  modules.filter((m) => parts.some((p) => m.includes(p)));
+
+const HEAVY = [
+  "/node_modules/@google/genai/",
+  "/node_modules/node-llama-cpp/",
+  "/node_modules/@inquirer/",
+  "/node_modules/cli-progress/",
+  "/node_modules/ajv/",
+  "/node_modules/@modelcontextprotocol/",
+  "/node_modules/zod/",
+  "/dist/cli/run.js",
+];
+
+describe("what a command loads", () => {
+  it("`pda --version` and `pda --help` load no command group, model SDK, MCP SDK or schema library", async () => {
+    for (const args of [["--version"], ["--help"]]) {
+      const r = await loadedModules([MAIN, ...args], { cwd: PACKAGE_ROOT });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(args[0] === "--version" ? /^\d+\.\d+\.\d+/ : /Usage: pda/);
+      expect(matching(r.modules, HEAVY)).toEqual([]);
+    }
+  });
+
+  it("`pda models` loads no model SDK, prompt library or progress bar", async () => {
+    const r = await loadedModules([MAIN, "models", "--json"], {
+      cwd: PACKAGE_ROOT,
+      env: { PATH: process.env.PATH, HOME: PACKAGE_ROOT, GEMINI_API_KEY: "k-not-a-real-key" },
+    });
+    expect(r.code).toBe(0);
+    expect(matching(r.modules, HEAVY.slice(0, 5))).toEqual([]);
+  });
+
+  it("`pda robot tasks` loads neither the agent runtime nor the progress bar (they are for `robot bench`)", async () => {
+    const r = await loadedModules([MAIN, "robot", "tasks", "--json"], { cwd: PACKAGE_ROOT });
+    expect(r.code).toBe(0);
+    expect(
+      matching(r.modules, ["/dist/cli/runtime.js", "/dist/agent/loop.js", "/node_modules/cli-progress/"]),
+    ).toEqual([]);
+  });
+});
