@@ -24,6 +24,7 @@ import type { HubEvent, ServerState, ServerStatus } from "./events.js";
 import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
+import { StartTimeout, startWait } from "./startwait.js";
 
 const cancels = new CallCancels();
 
@@ -60,6 +61,10 @@ export interface ConnectionDeps {
   /** Environment for stdio children before the server's own `env` (default: the host's). */
   baseEnv: NodeJS.ProcessEnv;
 }
+
+/** However busy the machine, a start may take at most this many connect timeouts, or this long (startwait.ts). */
+const START_CAP_FACTOR = 3;
+const START_CAP_MIN_MS = 60_000;
 
 /** How long a wedged-server probe (a ping after a timeout) may take before the process is killed. */
 const PROBE_MS = 2_000;
@@ -187,11 +192,21 @@ export class ServerConnection {
     };
 
     const timeoutMs = this.config.connect_timeout_ms;
+    // A start slowed by a busy machine is not a dead server: the wait stretches while the process works.
+    const maxMs = Math.max(timeoutMs * START_CAP_FACTOR, START_CAP_MIN_MS);
+    const wait = startWait({
+      pid: () => (transport instanceof ChildStdioTransport ? transport.pid : undefined),
+      timeoutMs,
+      maxMs,
+    });
     try {
-      await client.connect(transport, { timeout: timeoutMs });
-      await this.refreshTools(client, timeoutMs);
+      const options = { signal: wait.signal, timeout: maxMs + 1_000 };
+      await client.connect(transport, options);
+      await this.refreshTools(client, options);
     } catch (e) {
-      const why = this.describeFailure(transport, e);
+      // The SDK turns the wait's abort reason into a string; its own message says more.
+      const gaveUp = wait.signal.reason;
+      const why = gaveUp instanceof StartTimeout ? gaveUp.message : this.describeFailure(transport, e);
       this.generation++; // the dying transport's onclose must not report a second failure
       // Not awaited: a server that would not start should not delay the others; close() waits for it.
       this.track(closeQuietly(client, transport));
@@ -201,6 +216,8 @@ export class ServerConnection {
       throw new ToolError("SERVER_UNAVAILABLE", this.id, `server "${this.id}" is unavailable: ${why}`, {
         cause: e,
       });
+    } finally {
+      wait.dispose();
     }
     if (this.closing) {
       await closeQuietly(client, transport);
@@ -247,11 +264,14 @@ export class ServerConnection {
     this.setState("crashed", why);
   }
 
-  private async refreshTools(client: Client, timeoutMs = this.config.connect_timeout_ms): Promise<void> {
+  private async refreshTools(
+    client: Client,
+    options: { timeout: number; signal?: AbortSignal } = { timeout: this.config.connect_timeout_ms },
+  ): Promise<void> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+      const page = await client.listTools(cursor ? { cursor } : undefined, options);
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
