@@ -7,7 +7,7 @@ import { ConfigError, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
-import { traceLine } from "./trace.js";
+import { downLines, hubEventLine, traceLine } from "./trace.js";
 
 const MODEL_HELP =
   "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
@@ -28,7 +28,10 @@ export function withSessionOptions(cmd: Command): Command {
 /** The live trace on stdout (nothing with --json), hub progress included. */
 export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
   if (json) return { onEvent: undefined, dispose: () => {} };
+  for (const line of downLines(rt.hub.availability().down)) process.stdout.write(`${line}\n`);
   const off = rt.hub.onEvent((e) => {
+    const line = hubEventLine(e);
+    if (line) process.stdout.write(`${line}\n`);
     if (e.type === "progress") {
       const of = e.total ? `/${e.total}` : "";
       process.stdout.write(

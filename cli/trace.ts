@@ -1,6 +1,8 @@
 /** The live trace of `pda run`: perception → plan vN → step → result, one readable line or block each. */
 import chalk from "chalk";
 import type { LoopEvent } from "../agent/index.js";
+import type { DownServer, ServerLogEntry } from "../core/index.js";
+import type { HubEvent } from "../mcp_servers/index.js";
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
 const json = (v: unknown) => JSON.stringify(v) ?? "undefined";
@@ -64,4 +66,36 @@ export function traceLine(e: LoopEvent, verbose = false): string | null {
     case "handoff":
       return `${chalk.magenta(`handoff ${e.from} → ${e.to}`)} ${clip(e.reason, 200)}`;
   }
+}
+
+/** The logger name of the hub's own notes in server_logs (servers' messages carry theirs). */
+export const HUB_LOGGER = "pda.hub";
+
+/** The hub's notes in a session's server log (servers down, retried), for `pda show`. */
+export function serverNoteLines(logs: ServerLogEntry[]): string[] {
+  const notes = logs.filter((l) => l.logger === HUB_LOGGER);
+  if (notes.length === 0) return [];
+  return [
+    chalk.bold("servers"),
+    ...notes.map((n) => {
+      const line = `  ${n.at.slice(11, 19)} ${n.server} ${n.message}`;
+      return n.level === "error" ? chalk.red(line) : chalk.yellow(line);
+    }),
+  ];
+}
+
+/** A hub event worth a trace line: a server going down, being retried, or back. Null for the rest. */
+export function hubEventLine(e: HubEvent): string | null {
+  if (e.type !== "server_state") return null;
+  if (e.state === "failed" || e.state === "crashed")
+    return chalk.red(
+      `    ✗ server ${e.server} ${e.state === "failed" ? "failed" : "crashed"}: ${clip(e.error ?? "", 300)}`,
+    );
+  if (e.state === "connecting" && e.retry) return chalk.yellow(`    ↻ server ${e.server}: retry ${e.retry}`);
+  return null;
+}
+
+/** The servers already down when a session starts (they failed before anyone listened). */
+export function downLines(down: DownServer[]): string[] {
+  return down.map((d) => chalk.red(`    ✗ server ${d.server} is down: ${clip(d.reason, 300)}`));
 }

@@ -128,6 +128,7 @@ export class ServerConnection {
       state,
       ...(error && { error }),
       ...(this.pid && { pid: this.pid }),
+      ...(state === "connecting" && this.restarts > 0 && { retry: this.restarts }),
     });
   }
 

@@ -2,7 +2,15 @@
 export type ServerState = "disabled" | "connecting" | "ready" | "crashed" | "failed" | "closed";
 
 export type HubEvent =
-  | { type: "server_state"; server: string; state: ServerState; error?: string; pid?: number }
+  | {
+      type: "server_state";
+      server: string;
+      state: ServerState;
+      error?: string;
+      pid?: number;
+      /** On "connecting": which restart this is (absent for the first start). */
+      retry?: number;
+    }
   /** A server's `notifications/progress` for a call in flight. */
   | { type: "progress"; server: string; tool: string; progress: number; total?: number; message?: string }
   /** A server's `notifications/message` (MCP logging), or a stderr line (level "stderr"). */

@@ -12,6 +12,7 @@ import {
   validateArgs,
   type CallOptions,
   type Clock,
+  type DownServer,
   type ToolCallRecord,
   type ToolHost,
   type ToolInfo,
@@ -96,6 +97,20 @@ export class MultiMCP implements ToolHost {
 
   status(): ServerStatus[] {
     return [...this.servers.values()].map((s) => s.status());
+  }
+
+  /** The servers that are down now (failed to start or crashed), of the enabled ones. */
+  availability(): { down: DownServer[]; enabled: number } {
+    const enabled = [...this.servers.values()].filter((c) => c.state !== "disabled");
+    const down = enabled
+      .filter((c) => c.state === "failed" || c.state === "crashed")
+      .map((c) => ({
+        server: c.id,
+        description: c.config.description,
+        reason: c.lastError ?? "unknown error",
+        tools: c.tools.map((t) => t.name),
+      }));
+    return { down, enabled: enabled.length };
   }
 
   onCall(listener: (record: ToolCallRecord) => void): () => void {
