@@ -2,7 +2,8 @@
  * How long a stdio server may take to start, measured in what it does rather than only in wall time. On a
  * busy machine (many `pda run` at once on two cores) a server's start-up CPU is spread over a long wall time:
  * a fixed 20 s wait took such a server for dead. So the wait ends at the connect timeout only if the process
- * (with what it started) is idle then; while it runs or waits for a CPU it gets more time, up to a hard cap.
+ * (with what it started) is idle then; while it runs or waits for a CPU it gets more time, until it has used
+ * as much CPU as the timeout (then it is spinning, not starting) or a far longer wall-time cap.
  * Linux reads /proc/<pid>/stat; elsewhere the plain wall-time timeout applies.
  */
 import { readFileSync } from "node:fs";
@@ -46,7 +47,9 @@ export interface StartWaitOptions {
   pid: () => number | undefined;
   /** The configured connect timeout: an idle process is given up on after this. */
   timeoutMs: number;
-  /** However busy the process, the wait never exceeds this. */
+  /** A process that used this much CPU (ms) without answering is not starting: it is stuck in a loop. */
+  maxCpuMs?: number;
+  /** However busy the process, the wait never exceeds this wall time. */
   maxMs: number;
   /** How often the process is sampled. */
   intervalMs?: number;
@@ -83,7 +86,16 @@ export function startWait(options: StartWaitOptions): { signal: AbortSignal; dis
     const used = now && last ? ((now.ticks - last.ticks) * 1000) / TICKS_PER_SECOND : 0;
     const busy = !!now && (now.runnable || used >= period / 10);
     if (now) last = now;
-    if (elapsed >= options.maxMs) {
+    const cpuMs = now ? (now.ticks * 1000) / TICKS_PER_SECOND : 0;
+    if (options.maxCpuMs !== undefined && cpuMs >= options.maxCpuMs) {
+      stop();
+      ac.abort(
+        new StartTimeout(
+          `no answer to initialize after ${Math.round(cpuMs)} ms of CPU time (the process seems stuck in a loop)`,
+          true,
+        ),
+      );
+    } else if (elapsed >= options.maxMs) {
       stop();
       ac.abort(
         new StartTimeout(

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The fault server behind a slow start, for the hub's start-wait tests:
- *   --busy MS    uses MS ms of CPU time (a busy loop) before speaking MCP: a start slowed by a busy machine
+ *   --busy MS    uses MS ms of CPU time before speaking MCP, a third of a CPU at a time (50 ms busy, 100 ms
+ *                asleep): a start spread over a long wall time, as on a crowded machine
  *   --sleep MS   sleeps MS ms without using CPU before speaking MCP: a server stuck waiting
  */
 import { serve } from "../common/serve.js";
@@ -19,7 +20,11 @@ const cpuMs = () => {
   return (u.user + u.system) / 1000;
 };
 while (cpuMs() < busyMs) {
-  // burning CPU on purpose, as a heavy start-up does
+  const slice = cpuMs() + 50;
+  while (cpuMs() < Math.min(slice, busyMs)) {
+    // burning CPU on purpose, as a heavy start-up does
+  }
+  await new Promise((r) => setTimeout(r, 100));
 }
 const sleepMs = arg("--sleep");
 if (sleepMs > 0) await new Promise((r) => setTimeout(r, sleepMs));

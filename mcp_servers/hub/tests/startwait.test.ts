@@ -30,16 +30,27 @@ async function startSlow(args: string[], connectTimeoutMs: number) {
 }
 
 /** The abort reason of a start wait over a fixed sample, once it gives up. */
-async function reasonOf(sample: CpuSample | undefined, maxMs: number): Promise<StartTimeout> {
-  const wait = startWait({ pid: () => 1, timeoutMs: 20, maxMs, intervalMs: 10, sample: () => sample });
+async function reasonOf(
+  sample: CpuSample | undefined,
+  maxMs: number,
+  maxCpuMs?: number,
+): Promise<StartTimeout> {
+  const wait = startWait({
+    pid: () => 1,
+    timeoutMs: 20,
+    maxMs,
+    maxCpuMs,
+    intervalMs: 10,
+    sample: () => sample,
+  });
   await new Promise((resolve) => wait.signal.addEventListener("abort", resolve, { once: true }));
   return wait.signal.reason as StartTimeout;
 }
 
 describe("start wait", () => {
   it("waits for a server that is still computing past its connect timeout", async () => {
-    // 1.5 CPU-seconds of start-up against a 0.4 s connect timeout.
-    const status = await startSlow(["--busy", "1500"], 400);
+    // Half a CPU-second of start-up spread over three times as much wall time, against a 0.8 s timeout.
+    const status = await startSlow(["--busy", "500"], 800);
     expect(status.lastError).toBeUndefined();
     expect(status.state).toBe("ready");
     expect(status.tools).toBeGreaterThan(0);
@@ -56,6 +67,9 @@ describe("start wait", () => {
     expect(busy).toBeInstanceOf(StartTimeout);
     expect(busy.busy).toBe(true);
     expect(busy.message).toMatch(/kept working/);
+    // A process that burnt the CPU allowance without answering is spinning, however little wall time passed.
+    const spinning = await reasonOf({ ticks: 500, runnable: true }, 60_000, 1_000);
+    expect(spinning.message).toMatch(/after 5000 ms of CPU time/);
     const idle = await reasonOf({ ticks: 1, runnable: false }, 60_000);
     expect(idle.busy).toBe(false);
     // No /proc to read (not Linux, or an HTTP server): plain wall time.
