@@ -55,8 +55,9 @@ export function openStore(opts: GlobalOptions): SessionStore {
   return SessionStore.open(dbPath(opts));
 }
 
-export async function openHub(opts: GlobalOptions): Promise<MultiMCP> {
-  return MultiMCP.start(hubConfigFile(opts.config));
+/** The hub, knowing servers' tools from the store's cache: a server starts when a session first calls it. */
+export async function openHub(opts: GlobalOptions, store: SessionStore): Promise<MultiMCP> {
+  return MultiMCP.start(hubConfigFile(opts.config), { cache: store.toolLists() });
 }
 
 export interface Runtime {
@@ -100,7 +101,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const store = openStore(opts);
   let hub: MultiMCP | undefined;
   try {
-    hub = await openHub(opts);
+    hub = await openHub(opts, store);
     team?.team.checkTools(profile.agent!, hub.tools());
   } catch (e) {
     await hub?.close();

@@ -8,3 +8,4 @@ export * from "./usage.js";
 export * from "./session.js";
 export * from "./text.js";
 export * from "./tool-args.js";
+export * from "./tool-cache.js";

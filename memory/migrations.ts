@@ -256,6 +256,20 @@ END;`,
     // NULL for calls logged before costs were kept, and for models without a price.
     sql: `ALTER TABLE llm_calls ADD COLUMN cost_usd REAL;`,
   },
+  {
+    version: 8,
+    name: "cached tool lists of MCP servers",
+    // key: a hash of what defines the server (mcp_servers/hub/cache-key.ts); one row per definition.
+    sql: `
+CREATE TABLE tool_lists (
+  key TEXT PRIMARY KEY,
+  server TEXT NOT NULL,
+  server_name TEXT,
+  server_version TEXT,
+  tools_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

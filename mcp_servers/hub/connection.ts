@@ -17,7 +17,7 @@ import {
   type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { ToolError, errorMessage, type Clock } from "../../core/index.js";
+import { ToolError, errorMessage, type CachedToolList, type Clock } from "../../core/index.js";
 import { restartDelayMs } from "./backoff.js";
 import type { ServerConfig } from "./config.js";
 import type { HubEvent, ServerState, ServerStatus } from "./events.js";
@@ -58,12 +58,17 @@ export interface ConnectionDeps {
   elicit: () => ElicitationHandler;
   /** Called when the server's tool list changed (after a (re)connect or a list_changed notification). */
   onTools: () => void;
+  /** The full list as the server gave it (before allow/deny), each time it is listed: for the cache. */
+  onList?: (list: CachedToolList) => void;
   /** Environment for stdio children before the server's own `env` (default: the host's). */
   baseEnv: NodeJS.ProcessEnv;
 }
 
-/** However busy the machine, a start may take at most this many connect timeouts, or this long (startwait.ts). */
-const START_CAP_FACTOR = 3;
+/**
+ * However busy the machine, a start may take at most this many connect timeouts of wall time, or 60 s; and a
+ * start that used a connect timeout's worth of CPU without answering has failed (startwait.ts).
+ */
+const START_CAP_FACTOR = 10;
 const START_CAP_MIN_MS = 60_000;
 
 /** How long a wedged-server probe (a ping after a timeout) may take before the process is killed. */
@@ -198,6 +203,7 @@ export class ServerConnection {
     const wait = startWait({
       pid: () => (transport instanceof ChildStdioTransport ? transport.pid : undefined),
       timeoutMs,
+      maxCpuMs: timeoutMs,
       maxMs,
     });
     try {
@@ -276,11 +282,27 @@ export class ServerConnection {
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
+    const info = client.getServerVersion();
+    this.deps.onList?.({
+      ...(info?.name !== undefined && { server_name: info.name }),
+      ...(info?.version !== undefined && { server_version: info.version }),
+      tools,
+    });
+    this.setTools(tools);
+  }
+
+  private setTools(tools: Tool[]): void {
     const allow = this.config.allow ? new Set(this.config.allow) : undefined;
     const deny = new Set(this.config.deny);
     this.tools = tools.filter((t) => (!allow || allow.has(t.name)) && !deny.has(t.name));
     this.deps.emit({ type: "tools_changed", server: this.id, count: this.tools.length });
     this.deps.onTools();
+  }
+
+  /** Know the tools from the cache without starting the server: it starts at the first call (ready()). */
+  useCached(list: CachedToolList): void {
+    this.setTools(list.tools as Tool[]);
+    this.setState("cached");
   }
 
   /** The live client, restarting the server first when it crashed and its backoff has passed. */

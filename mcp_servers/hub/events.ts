@@ -1,5 +1,6 @@
 /** What the hub tells its listeners besides finished calls (those go to onCall as ToolCallRecord). */
-export type ServerState = "disabled" | "connecting" | "ready" | "crashed" | "failed" | "closed";
+/** "cached": not started, its tools known from the tool-list cache; it starts at the first call of one. */
+export type ServerState = "disabled" | "cached" | "connecting" | "ready" | "crashed" | "failed" | "closed";
 
 export type HubEvent =
   | {
