@@ -49,17 +49,17 @@ async function reasonOf(
 
 describe("start wait", () => {
   it("waits for a server that is still computing past its connect timeout", async () => {
-    // Half a CPU-second of start-up spread over three times as much wall time, against a 0.8 s timeout.
-    const status = await startSlow(["--busy", "500"], 800);
+    // Half a CPU-second of start-up spread over three times as much wall time, against a 1.2 s timeout.
+    const status = await startSlow(["--busy", "500"], 1200);
     expect(status.lastError).toBeUndefined();
     expect(status.state).toBe("ready");
     expect(status.tools).toBeGreaterThan(0);
   });
 
   it("gives up on a server that is idle at its connect timeout, saying so", async () => {
-    const status = await startSlow(["--sleep", "60000"], 400);
+    const status = await startSlow(["--sleep", "60000"], 1500);
     expect(status.state).toBe("failed");
-    expect(status.lastError).toMatch(/no answer to initialize within 400 ms \(the process was idle\)/);
+    expect(status.lastError).toMatch(/no answer to initialize within 1500 ms \(the process was idle\)/);
   });
 
   it("gives up at the cap on a process that stays busy, and at the timeout on an idle one", async () => {
