@@ -10,6 +10,7 @@ import {
   BudgetExceeded,
   ConfigError,
   ModelError,
+  ToolError,
   errorMessage,
   newId,
   newSession,
@@ -30,7 +31,7 @@ import type { LoopEvent } from "./events.js";
 import type { LoopHooks } from "./hooks.js";
 import { approvalGate, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
 import { answer, askAboutFailure, askHowToGoOn, clarify, interruptible } from "./human-moves.js";
-import { decide, perceive, prepare } from "./model-moves.js";
+import { decide, perceive, prepare, serversDown } from "./model-moves.js";
 import {
   checkBudgets,
   end,
@@ -216,7 +217,8 @@ export class AgentLoop {
       else if (e instanceof BudgetExceeded) end(s, "budget_exhausted", partialAnswer(s), e.message);
       else {
         end(s, "failed", null, errorMessage(e));
-        if (e instanceof ModelError && e.exitCode === 3) fatal = e;
+        // No model, or no server at all, to reach: the caller exits 3 with the reason.
+        if ((e instanceof ModelError || e instanceof ToolError) && e.exitCode === 3) fatal = e;
       }
     } finally {
       unsubscribe();
@@ -233,6 +235,7 @@ export class AgentLoop {
     const { s } = run;
     switch (next.kind) {
       case "start": {
+        serversDown(this.ctx); // every server down: end before spending a model call
         let snap: PerceptionSnapshot;
         try {
           snap = await perceive(this.ctx, run, { mode: "user_query" }, "user_query");

@@ -6,7 +6,13 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { DecisionOutput, PerceptionSnapshot, SnapshotType } from "../core/index.js";
+import {
+  ToolError,
+  type DecisionOutput,
+  type DownServer,
+  type PerceptionSnapshot,
+  type SnapshotType,
+} from "../core/index.js";
 import type { DecisionInput } from "../decision/index.js";
 import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../heuristics/index.js";
 import type { GenerateResult } from "../llm/types.js";
@@ -68,6 +74,7 @@ export async function perceive(
 
 export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<DecisionOutput> {
   const { s } = run;
+  const unavailable = serversDown(ctx);
   const full: DecisionInput = {
     mode: next.mode,
     snapshot: next.snapshot,
@@ -76,6 +83,7 @@ export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<
     query: run.query,
     humanInputs: s.state.human_inputs,
     tools: selectTools(ctx, run, next),
+    ...(unavailable.length && { unavailable }),
     toolStats: run.toolStats,
     plan: currentPlan(s),
     history: s.steps,
@@ -83,6 +91,20 @@ export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<
   };
   const out = await callPhase(ctx, run, "decision", ctx.deps.hooks?.decision ?? defaultDecision, full);
   return out.decision;
+}
+
+/**
+ * The servers that are down now. When every enabled one is, no step can do anything: the session ends here
+ * with SERVER_UNAVAILABLE (exit 3) naming them, rather than the model planning around tools it cannot call.
+ */
+export function serversDown(ctx: LoopContext): DownServer[] {
+  const a = ctx.deps.host.availability?.();
+  if (!a || a.down.length === 0) return [];
+  if (a.enabled > 0 && a.down.length === a.enabled) {
+    const why = a.down.map((d) => `${d.server} (${d.reason})`).join("; ");
+    throw new ToolError("SERVER_UNAVAILABLE", "*", `every configured MCP server is down: ${why}`);
+  }
+  return a.down;
 }
 
 /** A model phase within the budgets, each of its calls checked against them first, counted and logged. */

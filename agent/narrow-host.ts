@@ -32,6 +32,8 @@ export function narrowHost(host: ToolHost, agent: string, patterns: readonly str
   return {
     tools: allowed,
     onCall: (listener) => host.onCall(listener),
+    // The hub's whole picture: an agent should also know a server it may not use is down (it may hand over).
+    ...(host.availability && { availability: () => host.availability!() }),
     call(name, args, options) {
       const info = resolveTool(host, name);
       if (info && !toolAllowed(patterns, info)) {

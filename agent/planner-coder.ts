@@ -51,7 +51,7 @@ export interface PlannerCoderModels {
 
 function plannerPrompt(input: DecisionInput, section: string): PromptText {
   const system = renderPrompt("agents/planner", {
-    tools: renderTools(input.tools),
+    tools: renderTools(input.tools, input.unavailable),
     tool_stats: input.toolStats,
   });
   // The request, perception, plan and history as the single decision sees them.
@@ -59,7 +59,7 @@ function plannerPrompt(input: DecisionInput, section: string): PromptText {
 }
 
 function coderPrompt(input: DecisionInput, plan: PlannerOutput, section: string): PromptText {
-  const system = renderPrompt("agents/coder", { tools: renderTools(input.tools) });
+  const system = renderPrompt("agents/coder", { tools: renderTools(input.tools, input.unavailable) });
   const prompt = renderPrompt("agents/coder_step", {
     query: input.query,
     plan: renderPlan({

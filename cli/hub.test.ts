@@ -30,7 +30,8 @@ const desktop = join(dir, "claude_desktop_config.json");
 writeFileSync(desktop, JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [MATH] } } }));
 
 function pda(...args: string[]) {
-  const r = spawnSync(process.execPath, [MAIN, ...args], {
+  // A store of its own: the tool-list cache lives there (never the machine's default store).
+  const r = spawnSync(process.execPath, [MAIN, "--db", join(dir, "pda.db"), ...args], {
     encoding: "utf8",
     timeout: 30_000,
     env: { ...process.env, NO_COLOR: "1" },
@@ -48,10 +49,23 @@ describe("pda servers / tools / call", () => {
       id: string;
       state: string;
     }[];
+    // math's tools are cached now, so it is not started again; broken has no list to cache and is retried.
     expect(json.map((s) => [s.id, s.state])).toEqual([
-      ["math", "ready"],
+      ["math", "cached"],
       ["broken", "failed"],
     ]);
+    expect(pda("--config", yaml, "servers").out).toMatch(/math\s+cached\s+15 tools/);
+  });
+
+  it("tools --refresh starts the servers and stores their lists again", () => {
+    pda("--config", yaml, "tools");
+    const cached = pda("--config", yaml, "--verbose", "tools", "--server", "math");
+    expect(cached.out).toMatch(/^math\.add\(a: number, b: number\)$/m);
+    expect(cached.err).not.toMatch(/\[math\] connecting/);
+    const refreshed = pda("--config", yaml, "--verbose", "tools", "--server", "math", "--refresh");
+    expect(refreshed.code).toBe(0);
+    expect(refreshed.err).toMatch(/\[math\] ready/);
+    expect(refreshed.out).toMatch(/^math\.add\(a: number, b: number\)$/m);
   });
 
   it("tools lists signatures, or JSON with input schemas", () => {

@@ -7,13 +7,28 @@ import { basename, join, resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { configDir } from "../config/index.js";
-import { ConfigError, ToolError, type ToolInfo } from "../core/index.js";
+import { ConfigError, ToolError, defaultDbPath, type ToolInfo, type ToolListCache } from "../core/index.js";
+import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
 import { runCommand } from "./context.js";
 
 interface HubCliOptions {
   config?: string;
+  db?: string;
   verbose?: boolean;
+}
+
+/**
+ * The store's tool-list cache (as `--db` / PDA_DB names it, like cli/runtime's dbPath), or none when the store
+ * cannot be opened: the cache only saves starting servers, so these commands still work without it.
+ */
+function openCache(opts: HubCliOptions): { cache?: ToolListCache; close(): void } {
+  try {
+    const store = SessionStore.open(opts.db ?? process.env.PDA_DB ?? defaultDbPath());
+    return { cache: store.toolLists(), close: () => store.close() };
+  } catch {
+    return { close: () => {} };
+  }
 }
 
 /**
@@ -44,7 +59,14 @@ async function withHub<T>(
   const onEvent = opts.verbose
     ? (e: HubEvent) => process.stderr.write(chalk.dim(`${describeEvent(e)}\n`))
     : undefined;
-  const hub = await MultiMCP.start(hubConfigFile(opts.config), { ...options, onEvent });
+  const store = openCache(opts);
+  let hub: MultiMCP;
+  try {
+    hub = await MultiMCP.start(hubConfigFile(opts.config), { cache: store.cache, ...options, onEvent });
+  } catch (e) {
+    store.close();
+    throw e;
+  }
   // Ctrl-C must still end the servers this command started.
   const onSignal = () => void hub.close().finally(() => process.exit(130));
   process.once("SIGINT", onSignal);
@@ -55,6 +77,7 @@ async function withHub<T>(
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await hub.close();
+    store.close();
   }
 }
 
@@ -110,7 +133,7 @@ export function registerHub(program: Command): void {
   program
     .command("servers")
     .description(
-      "start the configured MCP servers and show their state, tool count and last error (exit 3 if one failed)",
+      "the configured MCP servers: running, cached (tools known, not started), failed or disabled, with tool count and last error (exit 3 if one failed); servers not cached yet are started",
     )
     .option("--json", "print the status as JSON")
     .action((opts: { json?: boolean }, cmd: Command) =>
@@ -121,7 +144,13 @@ export function registerHub(program: Command): void {
           else {
             for (const s of status) {
               const colour =
-                s.state === "ready" ? chalk.green : s.state === "disabled" ? chalk.dim : chalk.red;
+                s.state === "ready"
+                  ? chalk.green
+                  : s.state === "cached"
+                    ? chalk.cyan
+                    : s.state === "disabled"
+                      ? chalk.dim
+                      : chalk.red;
               const error = s.lastError && s.state !== "ready" ? `  ${chalk.red(s.lastError)}` : "";
               process.stdout.write(
                 `${chalk.bold(s.id.padEnd(14))} ${colour(s.state.padEnd(9))} ${String(s.tools).padStart(3)} tools  ${chalk.dim(s.transport)}${error}\n`,
@@ -139,32 +168,37 @@ export function registerHub(program: Command): void {
     .description("list the tools of the configured MCP servers")
     .option("--server <id>", "only this server's tools (and only this server is started)")
     .option("--json", "print name, description and input schema of each tool as JSON")
-    .action((opts: { server?: string; json?: boolean }, cmd: Command) =>
+    .option("--refresh", "start the servers and list their tools again, replacing the cached lists")
+    .action((opts: { server?: string; json?: boolean; refresh?: boolean }, cmd: Command) =>
       runCommand(() =>
-        withHub(cmd, opts.server ? { only: [opts.server] } : {}, async (hub) => {
-          if (opts.server && !hub.status().some((s) => s.id === opts.server)) {
-            throw new ConfigError(
-              `--server: no server named "${opts.server}" (known: ${hub
-                .status()
-                .map((s) => s.id)
-                .join(", ")})`,
-            );
-          }
-          const tools = hub.tools().filter((t) => !opts.server || t.server === opts.server);
-          if (opts.json) {
-            process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
-          } else {
-            for (const t of tools) {
-              const approval = t.needsApproval ? chalk.yellow(" [needs approval]") : "";
-              process.stdout.write(
-                `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(t.description.split("\n")[0])}\n`,
+        withHub(
+          cmd,
+          { ...(opts.server && { only: [opts.server] }), refresh: !!opts.refresh },
+          async (hub) => {
+            if (opts.server && !hub.status().some((s) => s.id === opts.server)) {
+              throw new ConfigError(
+                `--server: no server named "${opts.server}" (known: ${hub
+                  .status()
+                  .map((s) => s.id)
+                  .join(", ")})`,
               );
             }
-          }
-          const failed = hub.status().filter((s) => s.state === "failed");
-          for (const s of failed) process.stderr.write(`${chalk.red("warning")} ${s.id}: ${s.lastError}\n`);
-          return failed.length > 0 && tools.length === 0 ? 3 : 0;
-        }),
+            const tools = hub.tools().filter((t) => !opts.server || t.server === opts.server);
+            if (opts.json) {
+              process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
+            } else {
+              for (const t of tools) {
+                const approval = t.needsApproval ? chalk.yellow(" [needs approval]") : "";
+                process.stdout.write(
+                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(t.description.split("\n")[0])}\n`,
+                );
+              }
+            }
+            const failed = hub.status().filter((s) => s.state === "failed");
+            for (const s of failed) process.stderr.write(`${chalk.red("warning")} ${s.id}: ${s.lastError}\n`);
+            return failed.length > 0 && tools.length === 0 ? 3 : 0;
+          },
+        ),
       ),
     );
 

@@ -18,6 +18,7 @@ import {
 } from "../memory/index.js";
 import { renderAgentTree, withSubagentsLine } from "./agent-tree.js";
 import { runCommand } from "./context.js";
+import { serverNoteLines } from "./trace.js";
 
 interface Globals {
   db?: string;
@@ -287,6 +288,7 @@ export function registerMemory(program: Command) {
           if (opts.json) return printJson(session);
           const timeline = renderTimeline(store.timeline(id), g.verbose, withSubagentsLine(session));
           out(withTree(timeline, renderAgentTree(store, id)));
+          for (const line of serverNoteLines(store.serverLogs(session.session_id))) out(line);
         });
       }),
     );

@@ -9,7 +9,7 @@ import { onStdoutClosed } from "./output.js";
 import { runCommand } from "./context.js";
 import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
 import { Spinner } from "./spinner.js";
-import { activity, hubLine, traceLine } from "./trace.js";
+import { activity, downLines, hubLine, traceLine } from "./trace.js";
 
 const MODEL_HELP =
   "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
@@ -36,6 +36,8 @@ export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
   const print = (line: string | null) => {
     if (line && !json) spinner.around(() => process.stdout.write(`${line}\n`));
   };
+  // Servers already down when the session starts failed before anyone listened.
+  for (const line of downLines(rt.hub.availability().down)) print(line);
   const off = rt.hub.onEvent((e) => print(hubLine(e)));
   return {
     onEvent: (e: LoopEvent) => {

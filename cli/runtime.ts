@@ -19,11 +19,20 @@ import { configDir, configFile, loadProfile, type Profile } from "../config/inde
 import { hubConfigFile } from "./hub.js";
 import { StoreError, defaultDbPath } from "../core/index.js";
 import { fileSystemMessage } from "./context.js";
+import { HUB_LOGGER } from "./trace.js";
 import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import type { ModelProvider } from "../llm/types.js";
-import { MultiMCP } from "../mcp_servers/index.js";
+import { MultiMCP, type HubEvent } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
+
+/** A server_state event as a session log note, when it is news: down, retried, or back after a retry. */
+function serverStateNote(e: Extract<HubEvent, { type: "server_state" }>) {
+  if (e.state === "failed") return { level: "error", message: `failed: ${e.error ?? ""}` };
+  if (e.state === "crashed") return { level: "error", message: `crashed: ${e.error ?? ""}` };
+  if (e.state === "connecting" && e.retry) return { level: "warning", message: `retry ${e.retry}` };
+  return undefined;
+}
 
 export interface GlobalOptions {
   config?: string;
@@ -55,8 +64,9 @@ export function openStore(opts: GlobalOptions, redact?: string[]): SessionStore 
   }
 }
 
-export async function openHub(opts: GlobalOptions): Promise<MultiMCP> {
-  return MultiMCP.start(hubConfigFile(opts.config));
+/** The hub, knowing servers' tools from the store's cache: a server starts when a session first calls it. */
+export async function openHub(opts: GlobalOptions, store: SessionStore): Promise<MultiMCP> {
+  return MultiMCP.start(hubConfigFile(opts.config), { cache: store.toolLists() });
 }
 
 export interface Runtime {
@@ -100,7 +110,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const store = openStore(opts, profile.redact);
   let hub: MultiMCP | undefined;
   try {
-    hub = await openHub(opts);
+    hub = await openHub(opts, store);
     team?.team.checkTools(profile.agent!, hub.tools());
   } catch (e) {
     await hub?.close();
@@ -112,7 +122,21 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   // (batch), logs are kept unattached and elicitations are not logged to a session.
   const running = new Set<string>();
   const current = () => (running.size === 1 ? [...running][0]! : undefined);
+  // A server going down, being retried or coming back is part of the session's story (pda show).
+  const hubNote = (sessionId: string | null, server: string, level: string, message: string) =>
+    store.recordServerLog(sessionId, {
+      server,
+      level,
+      logger: HUB_LOGGER,
+      message,
+      at: new Date().toISOString(),
+    });
   hub.onEvent((e) => {
+    if (e.type === "server_state") {
+      const note = serverStateNote(e);
+      if (note) hubNote(current() ?? null, e.server, note.level, note.message);
+      return;
+    }
     if (e.type !== "log") return;
     const message = typeof e.data === "string" ? e.data : JSON.stringify(e.data);
     store.recordServerLog(current() ?? null, {
@@ -171,7 +195,12 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
       const deps: LoopDeps = {
         ...given,
         onEvent: (e) => {
-          if (e.type === "session_start") running.add(e.session_id);
+          if (e.type === "session_start") {
+            running.add(e.session_id);
+            // Servers that failed before this session started are part of its story too.
+            for (const d of hub.availability().down)
+              hubNote(e.session_id, d.server, "error", `down: ${d.reason}`);
+          }
           if (e.type === "session_end") running.delete(e.session.session_id);
           onEvent?.(e);
         },

@@ -5,6 +5,7 @@
  */
 import chalk from "chalk";
 import type { LoopEvent } from "../agent/index.js";
+import type { DownServer, ServerLogEntry } from "../core/index.js";
 import type { HubEvent } from "../mcp_servers/index.js";
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
@@ -128,7 +129,14 @@ export function hubLine(e: HubEvent): string | null {
       return chalk.dim(`    … ${e.server}.${e.tool} ${e.progress}${of}${e.message ? ` ${e.message}` : ""}`);
     }
     case "server_state":
-      return e.error ? chalk.yellow(`    server ${e.server} ${e.state}: ${clip(e.error, 300)}`) : null;
+      // A server going down, being retried, or back: the rest of its states are routine.
+      if (e.state === "failed" || e.state === "crashed")
+        return chalk.red(
+          `    ✗ server ${e.server} ${e.state === "failed" ? "failed" : "crashed"}: ${clip(e.error ?? "", 300)}`,
+        );
+      if (e.state === "connecting" && e.retry)
+        return chalk.yellow(`    ↻ server ${e.server}: retry ${e.retry}`);
+      return null;
     case "log":
     case "garbage":
     case "tools_changed":
@@ -142,4 +150,25 @@ export function hubLine(e: HubEvent): string | null {
       return chalk.yellow(`    ${server ? `server ${server} ` : ""}${type.replace(/_/g, " ")} ${detail}`);
     }
   }
+}
+
+/** The logger name of the hub's own notes in server_logs (servers' messages carry theirs). */
+export const HUB_LOGGER = "pda.hub";
+
+/** The hub's notes in a session's server log (servers down, retried), for `pda show`. */
+export function serverNoteLines(logs: ServerLogEntry[]): string[] {
+  const notes = logs.filter((l) => l.logger === HUB_LOGGER);
+  if (notes.length === 0) return [];
+  return [
+    chalk.bold("servers"),
+    ...notes.map((n) => {
+      const line = `  ${n.at.slice(11, 19)} ${n.server} ${n.message}`;
+      return n.level === "error" ? chalk.red(line) : chalk.yellow(line);
+    }),
+  ];
+}
+
+/** The servers already down when a session starts (they failed before anyone listened). */
+export function downLines(down: DownServer[]): string[] {
+  return down.map((d) => chalk.red(`    ✗ server ${d.server} is down: ${clip(d.reason, 300)}`));
 }

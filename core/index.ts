@@ -8,4 +8,5 @@ export * from "./usage.js";
 export * from "./session.js";
 export * from "./text.js";
 export * from "./tool-args.js";
+export * from "./tool-cache.js";
 export * from "./tool-names.js";

@@ -31,6 +31,16 @@ export interface CallOptions {
   onRecord?: (record: ToolCallRecord) => void;
 }
 
+/** A configured server that is down now (failed to start, or crashed), and what is lost with it. */
+export interface DownServer {
+  server: string;
+  description: string;
+  /** Why, e.g. "could not start: no answer to initialize within 20000 ms". */
+  reason: string;
+  /** Its tools as last known (cached or listed before it went down); may be empty. */
+  tools: string[];
+}
+
 export interface ToolHost {
   /** Every callable tool. */
   tools(): ToolInfo[];
@@ -42,4 +52,9 @@ export interface ToolHost {
   call(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
   /** Listener for every finished call, successful or not. Returns an unsubscribe function. */
   onCall(listener: (record: ToolCallRecord) => void): () => void;
+  /**
+   * Which servers are down, of how many enabled ones (hosts without servers may leave it out). The decision
+   * prompt names the down ones; a session ends when every one is down.
+   */
+  availability?(): { down: DownServer[]; enabled: number };
 }

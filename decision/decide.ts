@@ -1,6 +1,7 @@
 /** Turns a snapshot and the history into the plan and its next step, by asking the model. */
 import {
   DecisionOutput,
+  type DownServer,
   type HumanInput,
   type PerceptionSnapshot,
   type PlanVersion,
@@ -17,6 +18,8 @@ export interface DecisionInput {
   snapshot: PerceptionSnapshot;
   humanInputs: HumanInput[];
   tools: ToolInfo[];
+  /** Servers that are down now, named apart from the tools (renderTools). */
+  unavailable?: DownServer[];
   /** Most and least reliable tools, already rendered ("" when none). */
   toolStats: string;
   memory: string;
@@ -46,7 +49,7 @@ function renderSnapshot(s: PerceptionSnapshot): string {
 
 export function decisionPrompt(input: DecisionInput): { system: string; prompt: string } {
   const system = renderPrompt("decision/system", {
-    tools: renderTools(input.tools),
+    tools: renderTools(input.tools, input.unavailable),
     tool_stats: input.toolStats,
   });
   const common = {

@@ -257,7 +257,21 @@ END;`,
     sql: `ALTER TABLE llm_calls ADD COLUMN cost_usd REAL;`,
   },
   {
-    version: 11,
+    version: 8,
+    name: "cached tool lists of MCP servers",
+    // key: a hash of what defines the server (mcp_servers/hub/cache-key.ts); one row per definition.
+    sql: `
+CREATE TABLE tool_lists (
+  key TEXT PRIMARY KEY,
+  server TEXT NOT NULL,
+  server_name TEXT,
+  server_version TEXT,
+  tools_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);`,
+  },
+  {
+    version: 9,
     name: "session liveness and remembered human answers",
     // owner_started: when the owning process started (Linux: its start time in clock ticks since boot, from
     // /proc/<pid>/stat), so a pid reused by another process does not keep a dead session "running".

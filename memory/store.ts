@@ -16,6 +16,7 @@ import {
   type SnapshotRecord,
   type Step,
   type ToolCallRecord,
+  type ToolListCache,
 } from "../core/index.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
@@ -40,6 +41,7 @@ import type {
 } from "./schemas.js";
 import { ownSelf } from "./liveness.js";
 import { searchMemory } from "./search.js";
+import { toolListCache } from "./tool-lists.js";
 import { bit, stmt } from "./sql.js";
 import { mostAndLeastReliable, toolStats } from "./stats.js";
 
@@ -275,6 +277,11 @@ export class SessionStore implements SessionRecorder {
         entry.at,
       ),
     );
+  }
+
+  /** The hub's cache of servers' tool lists (core ToolListCache), in this store. */
+  toolLists(): ToolListCache {
+    return toolListCache(this.db, () => this.clock.iso());
   }
 
   /** The log messages servers sent while this session ran, oldest first. */

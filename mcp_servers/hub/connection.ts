@@ -17,7 +17,7 @@ import {
   type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { ToolError, errorMessage, type Clock } from "../../core/index.js";
+import { ToolError, errorMessage, type CachedToolList, type Clock } from "../../core/index.js";
 import { restartDelayMs } from "./backoff.js";
 import type { ServerConfig } from "./config.js";
 import type { HubEvent, ServerState, ServerStatus } from "./events.js";
@@ -25,6 +25,7 @@ import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
 import { cappedFetch } from "./http-cap.js";
+import { StartTimeout, startWait } from "./startwait.js";
 
 const cancels = new CallCancels();
 
@@ -58,9 +59,18 @@ export interface ConnectionDeps {
   elicit: () => ElicitationHandler;
   /** Called when the server's tool list changed (after a (re)connect or a list_changed notification). */
   onTools: () => void;
+  /** The full list as the server gave it (before allow/deny), each time it is listed: for the cache. */
+  onList?: (list: CachedToolList) => void;
   /** Environment for stdio children before the server's own `env` (default: the host's). */
   baseEnv: NodeJS.ProcessEnv;
 }
+
+/**
+ * However busy the machine, a start may take at most this many connect timeouts of wall time, or 60 s; and a
+ * start that used a connect timeout's worth of CPU without answering has failed (startwait.ts).
+ */
+const START_CAP_FACTOR = 10;
+const START_CAP_MIN_MS = 60_000;
 
 /** How long a wedged-server probe (a ping after a timeout) may take before the process is killed. */
 const PROBE_MS = 2_000;
@@ -124,6 +134,7 @@ export class ServerConnection {
       state,
       ...(error && { error }),
       ...(this.pid && { pid: this.pid }),
+      ...(state === "connecting" && this.restarts > 0 && { retry: this.restarts }),
     });
   }
 
@@ -191,11 +202,22 @@ export class ServerConnection {
     };
 
     const timeoutMs = this.config.connect_timeout_ms;
+    // A start slowed by a busy machine is not a dead server: the wait stretches while the process works.
+    const maxMs = Math.max(timeoutMs * START_CAP_FACTOR, START_CAP_MIN_MS);
+    const wait = startWait({
+      pid: () => (transport instanceof ChildStdioTransport ? transport.pid : undefined),
+      timeoutMs,
+      maxCpuMs: timeoutMs,
+      maxMs,
+    });
     try {
-      await client.connect(transport, { timeout: timeoutMs });
-      await this.refreshTools(client, timeoutMs);
+      const options = { signal: wait.signal, timeout: maxMs + 1_000 };
+      await client.connect(transport, options);
+      await this.refreshTools(client, options);
     } catch (e) {
-      const why = this.describeFailure(transport, e);
+      // The SDK turns the wait's abort reason into a string; its own message says more.
+      const gaveUp = wait.signal.reason;
+      const why = gaveUp instanceof StartTimeout ? gaveUp.message : this.describeFailure(transport, e);
       this.generation++; // the dying transport's onclose must not report a second failure
       // Not awaited: a server that would not start should not delay the others; close() waits for it.
       this.track(closeQuietly(client, transport));
@@ -205,6 +227,8 @@ export class ServerConnection {
       throw new ToolError("SERVER_UNAVAILABLE", this.id, `server "${this.id}" is unavailable: ${why}`, {
         cause: e,
       });
+    } finally {
+      wait.dispose();
     }
     if (this.closing) {
       await closeQuietly(client, transport);
@@ -251,19 +275,38 @@ export class ServerConnection {
     this.setState("crashed", why);
   }
 
-  private async refreshTools(client: Client, timeoutMs = this.config.connect_timeout_ms): Promise<void> {
+  private async refreshTools(
+    client: Client,
+    options: { timeout: number; signal?: AbortSignal } = { timeout: this.config.connect_timeout_ms },
+  ): Promise<void> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs });
+      const page = await client.listTools(cursor ? { cursor } : undefined, options);
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
+    const info = client.getServerVersion();
+    this.deps.onList?.({
+      ...(info?.name !== undefined && { server_name: info.name }),
+      ...(info?.version !== undefined && { server_version: info.version }),
+      tools,
+    });
+    this.setTools(tools);
+  }
+
+  private setTools(tools: Tool[]): void {
     const allow = this.config.allow ? new Set(this.config.allow) : undefined;
     const deny = new Set(this.config.deny);
     this.tools = tools.filter((t) => (!allow || allow.has(t.name)) && !deny.has(t.name));
     this.deps.emit({ type: "tools_changed", server: this.id, count: this.tools.length });
     this.deps.onTools();
+  }
+
+  /** Know the tools from the cache without starting the server: it starts at the first call (ready()). */
+  useCached(list: CachedToolList): void {
+    this.setTools(list.tools as Tool[]);
+    this.setState("cached");
   }
 
   /** The live client, restarting the server first when it crashed and its backoff has passed. */

@@ -1,8 +1,17 @@
 /** What the hub tells its listeners besides finished calls (those go to onCall as ToolCallRecord). */
-export type ServerState = "disabled" | "connecting" | "ready" | "crashed" | "failed" | "closed";
+/** "cached": not started, its tools known from the tool-list cache; it starts at the first call of one. */
+export type ServerState = "disabled" | "cached" | "connecting" | "ready" | "crashed" | "failed" | "closed";
 
 export type HubEvent =
-  | { type: "server_state"; server: string; state: ServerState; error?: string; pid?: number }
+  | {
+      type: "server_state";
+      server: string;
+      state: ServerState;
+      error?: string;
+      pid?: number;
+      /** On "connecting": which restart this is (absent for the first start). */
+      retry?: number;
+    }
   /** A server's `notifications/progress` for a call in flight. */
   | { type: "progress"; server: string; tool: string; progress: number; total?: number; message?: string }
   /** A server's `notifications/message` (MCP logging), or a stderr line (level "stderr"). */

@@ -1,6 +1,7 @@
 /**
  * MultiMCP: the client hub. Connects every enabled server in parallel (one failing does not stop the
- * others), keeps the sessions open, routes calls by `server.tool` or a unique plain name, validates
+ * others) — or, given a tool-list cache, only those whose tools are not cached; the others start at the first
+ * call of one of their tools. Keeps the sessions open, routes calls by `server.tool` or a unique plain name, validates
  * arguments first, records every call, and closes everything on close().
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -12,11 +13,15 @@ import {
   validateArgs,
   type CallOptions,
   type Clock,
+  type DownServer,
+  type CachedToolList,
+  type ToolListCache,
   type ToolCallRecord,
   type ToolHost,
   type ToolInfo,
 } from "../../core/index.js";
 import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput } from "./config.js";
+import { toolListKey } from "./cache-key.js";
 import { ServerConnection, type ElicitationHandler } from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
 import { cleanError, cleanEvent } from "./edge.js";
@@ -33,6 +38,13 @@ export interface MultiMCPOptions {
   only?: string[];
   /** Environment stdio servers inherit before their own `env` (default: the MCP SDK's safe subset). */
   baseEnv?: NodeJS.ProcessEnv;
+  /**
+   * Servers' tool lists kept between runs. With it, a server whose list is cached is not started until a call
+   * needs it (state "cached"); without it every enabled server starts at start().
+   */
+  cache?: ToolListCache;
+  /** Start every server and store its list again, whatever the cache holds (`pda tools --refresh`). */
+  refresh?: boolean;
   /** Listeners attached before the first connect, so start-up events are not missed. */
   onEvent?: HubEventListener;
   onCall?: (record: ToolCallRecord) => void;
@@ -62,6 +74,7 @@ export class MultiMCP implements ToolHost {
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     const baseEnv = options.baseEnv ?? getDefaultEnvironment();
+    const cache = options.cache;
     for (const server of config.servers) {
       const enabled = server.enabled && (!options.only || options.only.includes(server.id));
       const conn = new ServerConnection(
@@ -73,6 +86,7 @@ export class MultiMCP implements ToolHost {
           spawn: options.spawn,
           elicit: () => this.elicitationHandler,
           onTools: () => this.rebuildTools(),
+          ...(cache && { onList: (list: CachedToolList) => cache.put(toolListKey(server), server.id, list) }),
           baseEnv,
         },
       );
@@ -90,9 +104,15 @@ export class MultiMCP implements ToolHost {
   ): Promise<MultiMCP> {
     const parsed = typeof config === "string" ? loadHubConfig(config) : hubConfigFromObject(config);
     const hub = new MultiMCP(parsed, options);
-    await Promise.allSettled(
-      [...hub.servers.values()].filter((s) => s.state !== "disabled").map((s) => s.connect()),
-    );
+    const cache = options.refresh ? undefined : options.cache;
+    const starting: Promise<void>[] = [];
+    for (const conn of hub.servers.values()) {
+      if (conn.state === "disabled") continue;
+      const cached = cache?.get(toolListKey(conn.config));
+      if (cached) conn.useCached(cached);
+      else starting.push(conn.connect());
+    }
+    await Promise.allSettled(starting);
     return hub;
   }
 
@@ -107,6 +127,20 @@ export class MultiMCP implements ToolHost {
       if (status.lastError !== undefined) status.lastError = stripControls(status.lastError);
       return warnings.length ? { ...status, warnings } : status;
     });
+  }
+
+  /** The servers that are down now (failed to start or crashed), of the enabled ones. */
+  availability(): { down: DownServer[]; enabled: number } {
+    const enabled = [...this.servers.values()].filter((c) => c.state !== "disabled");
+    const down = enabled
+      .filter((c) => c.state === "failed" || c.state === "crashed")
+      .map((c) => ({
+        server: c.id,
+        description: c.config.description,
+        reason: c.lastError ?? "unknown error",
+        tools: c.tools.map((t) => t.name),
+      }));
+    return { down, enabled: enabled.length };
   }
 
   onCall(listener: (record: ToolCallRecord) => void): () => void {
@@ -231,7 +265,7 @@ export class MultiMCP implements ToolHost {
   async listResources(server?: string): Promise<(Resource & { server: string })[]> {
     const conns = server
       ? [this.connection(server)]
-      : [...this.servers.values()].filter((c) => c.state === "ready");
+      : [...this.servers.values()].filter((c) => c.state === "ready" || c.state === "cached");
     const lists = await Promise.all(
       conns.map(async (conn) => {
         const out: (Resource & { server: string })[] = [];
