@@ -27,7 +27,9 @@ export const GROUPS: CommandGroup[] = [
     commands: {
       resume: [
         "resume [options] <id>",
-        "continue a session that waits on a human: ask its question again and go on from the same step",
+        "continue a session that waits on a human: ask its question again and go on from the same step " +
+          "(without a terminal, --hil says who answers; with neither the session stays paused, exit 4); " +
+          "or a session whose process died (interrupted): go on from its last step",
       ],
       replay: [
         "replay [options] <id>",
@@ -41,7 +43,8 @@ export const GROUPS: CommandGroup[] = [
     commands: {
       servers: [
         "servers [options]",
-        "start the configured MCP servers and show their state, tool count and last error (exit 3 if one failed)",
+        "the configured MCP servers: running, cached (tools known, not started), failed or disabled, with tool " +
+          "count and last error (exit 3 if one failed); servers not cached yet are started",
       ],
       tools: ["tools [options]", "list the tools of the configured MCP servers"],
       call: [

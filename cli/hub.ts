@@ -133,7 +133,8 @@ export function registerHub(program: Command): void {
   program
     .command("servers")
     .description(
-      "the configured MCP servers: running, cached (tools known, not started), failed or disabled, with tool count and last error (exit 3 if one failed); servers not cached yet are started",
+      "the configured MCP servers: running, cached (tools known, not started), failed or disabled, with tool " +
+        "count and last error (exit 3 if one failed); servers not cached yet are started",
     )
     .option("--json", "print the status as JSON")
     .action((opts: { json?: boolean }, cmd: Command) =>

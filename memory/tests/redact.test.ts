@@ -169,6 +169,8 @@ describe("redaction by pattern", () => {
         code: 'await login({"user": "bob", "password": "[REDACTED:password]"})',
         args: { note: 'await login({"user": "bob", "password": "[REDACTED:password]"})' },
       });
+      // A person answered in these sessions: memory recalls one only once they said it may.
+      s.rememberHumanAnswers("s12");
       expect(s.searchMemory("connect postgres admin", { threshold: 0.1 })[0]?.session_id).toBe("s12");
     } finally {
       s.close();
