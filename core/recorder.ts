@@ -1,8 +1,6 @@
 /**
  * Where the loop writes a session as it happens. memory/ implements it on SQLite; every method is
- * synchronous, and durable on return except the writes of a step in flight (its model calls, plan, tool calls,
- * snapshot and unfinished step rows), which become durable together when the step is saved with a final status
- * (or at the next other write), so a crash loses at most the step in flight.
+ * synchronous and durable on return, so a crash loses at most the step in flight.
  */
 import type {
   AgentSession,

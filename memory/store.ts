@@ -116,33 +116,14 @@ export class SessionStore implements SessionRecorder {
   /** This process, as the owner its sessions' rows name (liveness.ts tells when it has died). */
   private readonly owner = ownSelf();
 
-  /**
-   * Writes of the steps in flight of the sessions this store started, run in the transaction of the next
-   * write that ends a step (a saveStep with a final status), or any other write, read or close. A crash
-   * loses at most these: the perception, decision, tool calls and results of a step not yet finished.
-   */
-  private pending: Array<{ op: string; sessionId: string; body: () => unknown }> = [];
-  /** Sessions started by this store and not finished: only their writes wait in `pending`. */
-  private readonly open = new Set<string>();
-
   private constructor(
-    private readonly conn: Database.Database,
+    /** The open connection, for tests and tools that need raw SQL. */
+    readonly db: Database.Database,
     readonly path: string,
     private readonly clean: Sanitizer,
     private readonly clock: Clock,
   ) {
-    this.tx = conn.transaction((body: () => unknown) => body());
-  }
-
-  /** The open connection, for tests and tools that need raw SQL; what waits to be written is written first. */
-  get db(): Database.Database {
-    this.flush();
-    return this.conn;
-  }
-
-  /** Write what waits in this process (the steps in flight), in one transaction. */
-  flush(): void {
-    if (this.pending.length > 0) this.write("flush", null, () => undefined);
+    this.tx = db.transaction((body: () => unknown) => body());
   }
 
   /** Open (creating folders and file if needed) and migrate. Throws StoreError. */
@@ -160,26 +141,20 @@ export class SessionStore implements SessionRecorder {
   }
 
   close(): void {
-    if (!this.conn.open) return;
-    try {
-      this.flush();
-    } finally {
-      this.conn.close();
-    }
+    if (this.db.open) this.db.close();
   }
 
   // ---- SessionRecorder: synchronous, committed on return ----
 
   startSession(session: AgentSession): void {
     this.write("startSession", session.session_id, () => this.upsertSession(session, null));
-    this.open.add(session.session_id);
   }
 
   saveSnapshot(sessionId: string, record: SnapshotRecord): void {
-    this.defer("saveSnapshot", sessionId, () => {
+    this.write("saveSnapshot", sessionId, () => {
       const { snapshot } = this.upsertSnapshot(sessionId, record);
       stmt(
-        this.conn,
+        this.db,
         "UPDATE sessions SET result_requirement = ?, solution_summary = ?, confidence = ?, updated_at = ? WHERE id = ?",
       ).run(
         snapshot.result_requirement,
@@ -192,23 +167,18 @@ export class SessionStore implements SessionRecorder {
   }
 
   savePlanVersion(sessionId: string, plan: PlanVersion): void {
-    this.defer("savePlanVersion", sessionId, () => this.upsertPlan(sessionId, plan));
+    this.write("savePlanVersion", sessionId, () => this.upsertPlan(sessionId, plan));
   }
 
-  /**
-   * Leaves the session row alone: readers take an unfinished session's last write from its steps too. A step
-   * with a final status is committed now, with the writes of its step that waited.
-   */
+  /** Leaves the session row alone: readers take an unfinished session's last write from its steps too. */
   saveStep(sessionId: string, step: Step): void {
-    const body = () => this.upsertStep(sessionId, step);
-    if (step.status === "pending") this.defer("saveStep", sessionId, body);
-    else this.write("saveStep", sessionId, body);
+    this.write("saveStep", sessionId, () => this.upsertStep(sessionId, step));
   }
 
   recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
-    this.defer("recordToolCall", sessionId, () =>
+    this.write("recordToolCall", sessionId, () =>
       stmt(
-        this.conn,
+        this.db,
         `INSERT INTO tool_calls (session_id, step_index, server, tool, ok, error_kind, error_message, latency_ms,
           bytes, started_at, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
@@ -228,9 +198,9 @@ export class SessionStore implements SessionRecorder {
   }
 
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {
-    this.defer("recordLlmCall", sessionId, () =>
+    this.write("recordLlmCall", sessionId, () =>
       stmt(
-        this.conn,
+        this.db,
         `INSERT INTO llm_calls (session_id, role, provider, model, ok, input_tokens, output_tokens, latency_ms,
           attempts, cost_usd, prompt, prompt_bytes, raw_response, raw_response_bytes, value_json, error, started_at,
           ord)
@@ -266,7 +236,7 @@ export class SessionStore implements SessionRecorder {
   recordServerLog(sessionId: string | null, entry: ServerLogEntry): void {
     this.write("recordServerLog", sessionId, () =>
       stmt(
-        this.conn,
+        this.db,
         "INSERT INTO server_logs (session_id, server, level, logger, message, at) VALUES (?, ?, ?, ?, ?, ?)",
       ).run(
         sessionId,
@@ -306,23 +276,22 @@ export class SessionStore implements SessionRecorder {
       for (const p of session.plan_versions) this.upsertPlan(id, p, true);
       for (const s of session.steps) this.upsertStep(id, s, true);
       const logged = stmt<{ n: number }>(
-        this.conn,
+        this.db,
         "SELECT count(*) AS n FROM human_inputs WHERE session_id = ?",
       ).get(id)!.n;
       for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
     });
     this.written.delete(id);
-    this.open.delete(id);
   }
 
   /** Mark a running session as interrupted (e.g. on Ctrl-C) so readers need not guess from its pid. */
   markInterrupted(sessionId: string, reason: string): void {
     this.write("markInterrupted", sessionId, () => {
       const r = stmt(
-        this.conn,
+        this.db,
         "UPDATE sessions SET interrupted_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
       ).run(this.clean.text(reason), this.clock.iso(), sessionId);
-      if (r.changes === 0) read.sessionRow(this.conn, sessionId); // throws STORE_NOT_FOUND for an unknown id
+      if (r.changes === 0) read.sessionRow(this.db, sessionId); // throws STORE_NOT_FOUND for an unknown id
     });
   }
 
@@ -403,8 +372,7 @@ export class SessionStore implements SessionRecorder {
 
   /** The sessions this session's sub-agents ran (parent_session_id = its id), oldest first. */
   childSessions(idOrPrefix: string): SessionListItem[] {
-    const db = this.db;
-    return agents.childSessions(db, read.resolveSessionId(db, idOrPrefix));
+    return agents.childSessions(this.db, read.resolveSessionId(this.db, idOrPrefix));
   }
 
   /** Tool statistics per agent (since an ISO time; default all). */
@@ -419,18 +387,18 @@ export class SessionStore implements SessionRecorder {
   // ---- batch runs (generic rows for the batch runner) ----
 
   startBatchRun(run: { id: string; input_file?: string | null; options?: Record<string, unknown> }): void {
-    this.write("startBatchRun", null, () => batch.startRun(this.conn, run, this.clean, this.clock.iso()));
+    this.write("startBatchRun", null, () => batch.startRun(this.db, run, this.clean, this.clock.iso()));
   }
 
   saveBatchItem(
     item: Omit<BatchItem, "started_at" | "finished_at"> &
       Partial<Pick<BatchItem, "started_at" | "finished_at">>,
   ): void {
-    this.write("saveBatchItem", null, () => batch.saveItem(this.conn, item, this.clean));
+    this.write("saveBatchItem", null, () => batch.saveItem(this.db, item, this.clean));
   }
 
   finishBatchRun(runId: string, status: string = "finished"): void {
-    this.write("finishBatchRun", null, () => batch.finishRun(this.conn, runId, status, this.clock.iso()));
+    this.write("finishBatchRun", null, () => batch.finishRun(this.db, runId, status, this.clock.iso()));
   }
 
   batchRun(runId: string): BatchRun {
@@ -449,60 +417,31 @@ export class SessionStore implements SessionRecorder {
     return this.lastOrd;
   }
 
-  /** A write of a session in flight waits for the end of its step; any other is written now. */
-  private defer(op: string, sessionId: string, body: () => unknown): void {
-    if (this.open.has(sessionId)) this.pending.push({ op, sessionId, body });
-    else this.write(op, sessionId, body);
-  }
-
-  /**
-   * Run one recorder write, after the writes that wait, as one IMMEDIATE transaction, turning SQLite errors
-   * into StoreErrors. A waiting write that fails is rolled back alone (a savepoint) and reported after the
-   * commit; when the whole transaction fails, the waiting writes wait on for the next one.
-   */
+  /** Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. */
   private write(op: string, sessionId: string | null, body: () => unknown): void {
-    const pending = this.pending;
-    this.pending = [];
-    let failed: { op: string; sessionId: string | null; error: unknown } | undefined;
     try {
-      this.tx.immediate(() => {
-        for (const p of pending) {
-          try {
-            this.tx(p.body); // nested: a savepoint
-          } catch (error) {
-            failed ??= { op: p.op, sessionId: p.sessionId, error };
-            this.written.delete(p.sessionId);
-          }
-        }
-        body();
-      });
+      this.tx.immediate(body);
     } catch (e) {
-      this.pending = [...pending, ...this.pending];
-      throw this.failure(op, sessionId, e);
-    }
-    if (failed) throw this.failure(failed.op, failed.sessionId, failed.error);
-  }
-
-  private failure(op: string, sessionId: string | null, e: unknown): StoreError {
-    // What the rolled-back body noted as written may not be in the file.
-    if (sessionId !== null) this.written.delete(sessionId);
-    if (e instanceof StoreError) return e;
-    const code = String((e as { code?: string }).code ?? "");
-    const what = sessionId === null ? op : `${op} (session ${sessionId})`;
-    if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
-      return new StoreError("STORE_UNKNOWN_SESSION", `${what}: no such session or run; start it first`, {
+      // What the rolled-back body noted as written may not be in the file.
+      if (sessionId !== null) this.written.delete(sessionId);
+      if (e instanceof StoreError) throw e;
+      const code = String((e as { code?: string }).code ?? "");
+      const what = sessionId === null ? op : `${op} (session ${sessionId})`;
+      if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") {
+        throw new StoreError("STORE_UNKNOWN_SESSION", `${what}: no such session or run; start it first`, {
+          cause: e,
+        });
+      }
+      throw new StoreError("STORE_WRITE_FAILED", `${what} failed: ${code} ${(e as Error).message}`, {
         cause: e,
       });
     }
-    return new StoreError("STORE_WRITE_FAILED", `${what} failed: ${code} ${(e as Error).message}`, {
-      cause: e,
-    });
   }
 
   private upsertSession(session: AgentSession, finishedAt: string | null): void {
     const c = this.clean;
     const lastSnapshot = session.snapshots[session.snapshots.length - 1]?.snapshot;
-    stmt(this.conn, UPSERT_SESSION).run({
+    stmt(this.db, UPSERT_SESSION).run({
       id: session.session_id,
       parent_session_id: session.parent_session_id ?? null,
       agent: c.optText(session.agent),
@@ -547,7 +486,7 @@ export class SessionStore implements SessionRecorder {
   private upsertSnapshot(sessionId: string, record: SnapshotRecord, onlyChanged = false): SnapshotRecord {
     const { value: r, json } = this.clean.record(record);
     if (!this.changed(sessionId, `snapshot:${r.index}`, json, onlyChanged)) return r;
-    stmt(this.conn, UPSERT_SNAPSHOT).run(
+    stmt(this.db, UPSERT_SNAPSHOT).run(
       sessionId,
       r.index,
       r.snapshot_type,
@@ -566,7 +505,7 @@ export class SessionStore implements SessionRecorder {
   private upsertPlan(sessionId: string, plan: PlanVersion, onlyChanged = false): void {
     const { value: p, json } = this.clean.record(plan);
     if (!this.changed(sessionId, `plan:${p.version}`, json, onlyChanged)) return;
-    stmt(this.conn, UPSERT_PLAN).run(
+    stmt(this.db, UPSERT_PLAN).run(
       sessionId,
       p.version,
       p.reason,
@@ -584,7 +523,7 @@ export class SessionStore implements SessionRecorder {
     const result = s.execution_result;
     const error = s.error ?? result?.error;
     const now = this.clock.iso();
-    stmt(this.conn, UPSERT_STEP).run(
+    stmt(this.db, UPSERT_STEP).run(
       sessionId,
       s.index,
       s.plan_version,
@@ -610,7 +549,7 @@ export class SessionStore implements SessionRecorder {
 
   private insertHumanInput(sessionId: string, h: HumanInput): void {
     stmt(
-      this.conn,
+      this.db,
       `INSERT INTO human_inputs (session_id, kind, question, answer, answered_by, at, step_index, ord)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
