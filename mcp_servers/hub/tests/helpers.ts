@@ -1,5 +1,7 @@
 /** Shared bits of the hub tests: paths of compiled servers, the ToolError a call fails with, and a check that processes are gone. */
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { createRequire } from "node:module";
 import { expect } from "vitest";
 import { PACKAGE_ROOT, ToolError } from "../../../core/index.js";
@@ -47,4 +49,29 @@ export async function failure(p: Promise<unknown>): Promise<ToolError> {
   );
   expect(e).toBeInstanceOf(ToolError);
   return e as ToolError;
+}
+
+/**
+ * The URL a bundled server started with `--http` prints ("listening <url>"). The wait is long because a busy
+ * machine can take many seconds to start node; an exit before that fails at once.
+ */
+export function listeningUrl(child: ChildProcess, name: string, withinMs = 60_000): Promise<string> {
+  const lines = createInterface({ input: child.stdout! });
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${name} --http did not print its URL within ${withinMs} ms`)),
+      withinMs,
+    );
+    lines.on("line", (line) => {
+      const m = /^listening (\S+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} --http exited with ${code}`));
+    });
+  });
 }

@@ -3,10 +3,9 @@
  * goes away (typed error, no replay), and a reconnect once it is back on the same port.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { MultiMCP } from "../../index.js";
-import { MATH_SERVER, gone, failure } from "./helpers.js";
+import { MATH_SERVER, gone, failure, listeningUrl } from "./helpers.js";
 
 const children: ChildProcess[] = [];
 afterAll(async () => {
@@ -20,21 +19,7 @@ async function startHttpMath(port = 0): Promise<{ child: ChildProcess; url: stri
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
-  const lines = createInterface({ input: child.stdout! });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error("math --http did not print its URL within 10 s")),
-      10_000,
-    );
-    lines.on("line", (line) => {
-      const m = /^listening (\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`math --http exited with ${code}`)));
-  });
+  const url = await listeningUrl(child, "math");
   return { child, url };
 }
 

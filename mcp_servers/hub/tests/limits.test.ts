@@ -3,10 +3,9 @@
  * typed while memory stays bounded and the session stays usable; a log flood is capped, the rest counted.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { MultiMCP, type HubEvent } from "../../index.js";
-import { HOSTILE_SERVER, failure, gone } from "./helpers.js";
+import { HOSTILE_SERVER, failure, gone, listeningUrl } from "./helpers.js";
 
 const children: ChildProcess[] = [];
 afterAll(async () => {
@@ -20,21 +19,7 @@ async function startHttpHostile(): Promise<string> {
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
-  const lines = createInterface({ input: child.stdout! });
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error("hostile --http did not print its URL within 10 s")),
-      10_000,
-    );
-    lines.on("line", (line) => {
-      const m = /^listening (\S+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`hostile --http exited with ${code}`)));
-  });
+  return listeningUrl(child, "hostile");
 }
 
 describe("HTTP answer cap", () => {
