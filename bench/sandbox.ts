@@ -6,15 +6,18 @@
  *   against the same math server over stdio (MultiMCP), rounds interleaved, the ratio the median of the
  *   rounds' own ratios; target ratio ≤ 1.3;
  * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call;
- * - pool_after_heavy_burst: the idle engine pool's size and memory after 16 concurrent heavy steps.
+ * - pool_after_heavy_burst: the idle engine pool's size and memory after 16 concurrent heavy steps, and the
+ *   process's RSS before, after the burst and once the pool is trimmed (as after the idle timeout).
  *
- *   node dist/bench/sandbox.js [--runs 200] [--rounds 31] [--calls 1000]
+ *   node --expose-gc dist/bench/sandbox.js [--runs 200] [--rounds 31] [--calls 1000]
  */
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { InProcessToolHost, mathTools, runCode, type InProcessTool } from "../action/index.js";
-import { acquireEngine, enginesCreated, idleEngines, releaseEngine, trimIdle } from "../action/engine.js";
+import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
+import { enginesCreated, idleEngines, trimIdle } from "../action/engine.js";
 import { SandboxLimits } from "../config/index.js";
 import { distPath, type ToolHost } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
@@ -27,6 +30,7 @@ const { values } = parseArgs({
   },
 });
 const runs = Number(values.runs);
+const releaseSync = releaseSyncModule as unknown as QuickJSSyncVariant;
 const rounds = Number(values.rounds);
 const calls = Number(values.calls);
 
@@ -64,14 +68,14 @@ async function freshContext() {
     const r = await runCode("return 1", host, limits);
     if (!r.ok) throw new Error(`bench step failed: ${JSON.stringify(r.error)}`);
   };
+  // QuickJS alone, on this thread: what a runtime and context cost without the sandbox around them.
+  const quickjs = await newQuickJSWASMModuleFromVariant(releaseSync);
   const bare = async () => {
-    const engine = await acquireEngine(limits.memory_bytes);
-    const rt = engine.module.newRuntime();
+    const rt = quickjs.newRuntime();
     const ctx = rt.newContext();
     ctx.evalCode("1").dispose();
     ctx.dispose();
     rt.dispose();
-    releaseEngine(engine);
   };
   for (let i = 0; i < 20; i++) {
     await step();
@@ -147,18 +151,26 @@ async function callRounds(host: ToolHost) {
  */
 async function poolAfterBurst() {
   const mb = (b: number) => round(b / (1 << 20), 1);
+  const rssBefore = process.memoryUsage().rss;
   const heavy = "const a = new Uint8Array(40 << 20); a[1] = 1; return a.length";
   const results = await Promise.all(
     Array.from({ length: 16 }, () => runCode(heavy, new InProcessToolHost([]), limits)),
   );
   if (results.some((r) => !r.ok)) throw new Error("a heavy bench step failed");
   const pool = idleEngines();
+  const rssAfter = process.memoryUsage().rss;
   trimIdle(Date.now() + 1);
+  // What the process holds once the pool is trimmed (the idle timeout's effect), after a GC and a moment
+  // for engines being torn down to go.
+  await new Promise((r) => setTimeout(r, 500));
+  (globalThis as { gc?: () => void }).gc?.();
+  const rssIdle = process.memoryUsage().rss;
   return {
     steps: 16,
     idle_engines: pool.count,
     idle_mb: mb(pool.bytes),
     after_trim_engines: idleEngines().count,
+    rss_mb: { before: mb(rssBefore), after_burst: mb(rssAfter), after_trim_idle: mb(rssIdle) },
   };
 }
 
