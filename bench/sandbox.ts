@@ -6,6 +6,8 @@
  *   against the same math server over stdio (MultiMCP), rounds interleaved, the ratio the median of the
  *   rounds' own ratios; target ratio ≤ 1.3;
  * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call;
+ * - cancel_spinning_step: ms from AbortSignal.abort() (Ctrl-C) to runCode's result for a step spinning in
+ *   `while (true) {}`, median of 20;
  * - pool_after_heavy_burst: the idle engine pool's size and memory after 16 concurrent heavy steps, and the
  *   process's RSS before, after the burst and once the pool is trimmed (as after the idle timeout).
  *
@@ -180,6 +182,33 @@ async function poolAfterBurst() {
   };
 }
 
+/** How long a cancel takes to end a step that spins without awaiting (Ctrl-C's path). */
+async function cancelSpinning() {
+  const host = new InProcessToolHost(mathTools());
+  const ms: number[] = [];
+  let cancelled = 0;
+  for (let i = 0; i < 20; i++) {
+    const ac = new AbortController();
+    const step = runCode("await add(1, 2);\nconsole.log('spinning');\nwhile (true) {}", host, limits, {
+      signal: ac.signal,
+      onLog: () => {
+        // The code is past its last await: it spins from here. Abort on the next turn of this thread's loop,
+        // which a step on this thread would never give back.
+        setTimeout(() => {
+          t = performance.now();
+          ac.abort();
+        }, 1);
+      },
+    });
+    let t = 0;
+    const r = await step;
+    ms.push(performance.now() - t);
+    if (r.error?.code === "SANDBOX_CANCELLED") cancelled++;
+  }
+  return { steps: 20, cancelled, cancel_ms: stats(ms) };
+}
+
+const cancel = await cancelSpinning();
 const burst = await poolAfterBurst();
 const fresh = await freshContext();
 const inProcess = await callRounds(new InProcessToolHost(mathTools()));
@@ -203,6 +232,7 @@ process.stdout.write(
       calls_stdio_math_server: { ...stdio, target_ratio: 1.3, meets_target: stdio.ratio <= 1.3 },
       calls_in_process_host: inProcess,
       engines_created: enginesCreated(),
+      cancel_spinning_step: cancel,
       pool_after_heavy_burst: burst,
     },
     null,
