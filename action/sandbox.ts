@@ -249,8 +249,10 @@ class StepRun {
     else if (this.phase === "running") this.stop(Stop.cancel);
   }
 
-  /** Armed for the deadline; while a person is being asked it moves on, so look again later (not sooner
-   * than 25 ms: a wait that began near the deadline must not spin the timer). */
+  /**
+   * Armed for the deadline; while a person is being asked it moves on, so look again later (not sooner than
+   * 25 ms: a wait that began near the deadline must not spin the timer).
+   */
   private arm(min: number): void {
     const wait = Math.max(min, this.dueAt() - Date.now() + 1);
     this.timer = setTimeout(() => {
@@ -260,8 +262,14 @@ class StepRun {
     }, wait);
   }
 
-  /** The code is running: the engine stops it (its interrupt handler reads the word); if it cannot, the thread ends. */
+  /**
+   * The code is running: the engine stops it (its interrupt handler reads the STOP word); one that has not
+   * within STOP_GRACE_MS has its thread terminated.
+   */
   private stop(reason: typeof Stop.cancel | typeof Stop.timeout): void {
+    // The engine ends the step on its own now (at its next interrupt check, or when it next waits): calls it
+    // reports from here on are not started.
+    this.phase = "ending";
     this.engine!.stop(reason);
     this.graceTimer ??= setTimeout(() => {
       const fatal: StepError =
