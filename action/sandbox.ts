@@ -267,9 +267,8 @@ class StepRun {
    * within STOP_GRACE_MS has its thread terminated.
    */
   private stop(reason: typeof Stop.cancel | typeof Stop.timeout): void {
-    // The engine ends the step on its own now (at its next interrupt check, or when it next waits): calls it
-    // reports from here on are not started.
-    this.phase = "ending";
+    // The phase stays: calls the engine reports before it sees the word are started and then, as the step
+    // ends, aborted and recorded so, as when the step is stopped while it waits.
     this.engine!.stop(reason);
     this.graceTimer ??= setTimeout(() => {
       const fatal: StepError =
