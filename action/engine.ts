@@ -1,44 +1,52 @@
 /**
- * The QuickJS engines: the WebAssembly file is read and compiled once per process; each engine is one
- * instance of it with its own linear memory. Sequential steps reuse one engine; concurrent steps take one
- * each, so a step that breaks its engine (`poisoned`) cannot disturb another step's runtime.
+ * The QuickJS engines, each owned by a worker thread (worker.ts), so a step that computes never holds up this
+ * thread: Ctrl-C, the deadline and the other sessions of a batch go on while it spins. The WebAssembly file is
+ * read and compiled once per process and shared with every worker; each engine is one instance of it with its
+ * own linear memory. Sequential steps reuse one engine; concurrent steps take one each, so a step that breaks
+ * its engine (`poisoned`) cannot disturb another step's runtime.
  *
- * The memory limit is enforced here, not by QuickJS: in this build QuickJS cannot measure the size of its
- * allocations (no malloc_usable_size under Emscripten), so its own limit only caps single allocations. Each
- * engine's WebAssembly memory is therefore created with a hard maximum of the engine's fixed base (static
- * data, C stack and the allocator's start-up heap) plus the step's `memory_bytes`; past it malloc fails and
- * the step gets QuickJS's "out of memory".
+ * The memory limit is enforced by the WebAssembly memory, not by QuickJS: in this build QuickJS cannot measure
+ * the size of its allocations (no malloc_usable_size under Emscripten), so its own limit only caps single
+ * allocations. Each engine's memory is therefore created with a hard maximum of the engine's fixed base
+ * (static data, C stack and the allocator's start-up heap) plus the step's `memory_bytes`; past it malloc
+ * fails and the step gets QuickJS's "out of memory". A dropped engine's thread is terminated, which gives its
+ * memory (which WebAssembly never shrinks) back to the system.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from "quickjs-emscripten-core";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
+import { distPath, errorMessage } from "../core/index.js";
+import { BELL, FLAG_WORDS, STOP, Stop, type HostMessage, type WorkerMessage } from "./protocol.js";
+import type { WorkerData } from "./worker.js";
 
-// The package's types describe its CommonJS build; under ESM its default export is the variant itself.
-const releaseSync = releaseSyncModule as unknown as QuickJSSyncVariant;
-
-// lib "ES2023" has no WebAssembly typings; these are the calls used.
-declare const WebAssembly: {
-  compile(bytes: Uint8Array): Promise<WasmModule>;
-  Memory: new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
-};
-type WasmModule = object;
+// lib "ES2023" has no WebAssembly typings; this is the call used.
+declare const WebAssembly: { compile(bytes: Uint8Array): Promise<object> };
 
 const PAGE = 64 << 10;
 /** The build's initial memory (INITIAL_MEMORY): data, the C stack, and the first heap. */
 export const BASE_BYTES = 16 << 20;
 
+/** What a step hears from its engine: its messages, or that the thread died. */
+export interface EngineListener {
+  message(msg: WorkerMessage): void;
+  failed(why: string): void;
+}
+
 export interface Engine {
-  readonly module: QuickJSWASMModule;
   /** WebAssembly pages this engine's memory may grow to. */
   readonly maxPages: number;
-  /** Set when a native (V8) stack overflow unwound through the engine mid-operation: never reuse it. */
+  /** Never reuse it: a step broke it, or its thread was stopped. */
   poisoned: boolean;
+  /** Its WebAssembly memory as last reported (it never shrinks). */
+  memoryBytes: number;
+  /** Post a message to the worker and wake it. */
+  send(msg: HostMessage): void;
+  /** Order a running step to stop (read by QuickJS's interrupt handler), and wake the worker. */
+  stop(reason: typeof Stop.cancel | typeof Stop.timeout): void;
+  /** The step now using the engine. */
+  listen(listener: EngineListener | undefined): void;
+  /** End the thread now, whatever it is doing. */
+  terminate(): void;
 }
 
 /**
@@ -56,17 +64,105 @@ export const MAX_IDLE_GROWN_BYTES = 96 << 20;
 /** An engine idle this long is dropped, so a process that stopped running steps gives the memory back. */
 export const IDLE_MS = 30_000;
 
-let compiled: Promise<WasmModule> | undefined;
+let compiled: Promise<object> | undefined;
 let idle: { engine: Engine; since: number }[] = [];
 let created = 0;
 let trimTimer: NodeJS.Timeout | undefined;
 
-function wasmModule(): Promise<WasmModule> {
+function wasmModule(): Promise<object> {
   compiled ??= (async () => {
     const file = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
     return WebAssembly.compile(readFileSync(file));
   })();
   return compiled;
+}
+
+class WorkerEngine implements Engine {
+  poisoned = false;
+  memoryBytes = BASE_BYTES;
+  private listener?: EngineListener;
+  private readonly flag = new Int32Array(new SharedArrayBuffer(FLAG_WORDS * 4));
+  private readonly port: MessagePort;
+  private readonly worker: Worker;
+  private ended = false;
+
+  constructor(
+    readonly maxPages: number,
+    wasm: object,
+    private readonly onReady: (error?: Error) => void,
+  ) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    const data: WorkerData = {
+      wasm,
+      initialPages: BASE_BYTES / PAGE,
+      maxPages,
+      flag: this.flag.buffer as SharedArrayBuffer,
+      port: port2,
+    };
+    // Built from dist/ as every part of pda that runs as its own file (Node cannot load the .ts sources).
+    this.worker = new Worker(distPath("action/worker.js"), {
+      workerData: data,
+      transferList: [port2],
+      // The main thread's native stack, for which MAX_STACK_BYTES is set: with the 4 MB default, native
+      // recursion (JSON of deeply nested data) runs 4× deeper, and QuickJS's cycle check makes that 16× longer.
+      resourceLimits: { stackSizeMb: 1 },
+    });
+    this.port.on("message", (msg: WorkerMessage) => {
+      if (msg.t === "ready") {
+        this.memoryBytes = msg.memoryBytes;
+        this.onReady();
+      } else this.listener?.message(msg);
+    });
+    this.worker.on("error", (e) => this.died(`its thread failed: ${errorMessage(e)}`));
+    this.worker.on("exit", (code) => this.died(`its thread exited (code ${code})`));
+  }
+
+  send(msg: HostMessage): void {
+    this.port.postMessage(msg);
+    this.ring();
+  }
+
+  stop(reason: typeof Stop.cancel | typeof Stop.timeout): void {
+    Atomics.store(this.flag, STOP, reason);
+    this.ring();
+  }
+
+  listen(listener: EngineListener | undefined): void {
+    this.listener = listener;
+    if (listener) {
+      Atomics.store(this.flag, STOP, Stop.none);
+      // A step under way keeps the process alive; an idle engine does not.
+      this.worker.ref();
+      this.port.ref();
+    } else this.idle();
+  }
+
+  terminate(): void {
+    this.poisoned = true;
+    this.ended = true;
+    this.port.close();
+    void this.worker.terminate();
+  }
+
+  private idle(): void {
+    this.worker.unref();
+    this.port.unref();
+  }
+
+  private ring(): void {
+    Atomics.add(this.flag, BELL, 1);
+    Atomics.notify(this.flag, BELL);
+  }
+
+  private died(why: string): void {
+    this.poisoned = true;
+    if (this.ended) return;
+    this.ended = true;
+    this.onReady(new Error(why));
+    this.listener?.failed(why);
+    this.port.close();
+  }
 }
 
 /** An engine for one step whose heap may hold `memoryBytes`; give it back with `releaseEngine`. */
@@ -75,43 +171,43 @@ export async function acquireEngine(memoryBytes: number): Promise<Engine> {
   // The most recently used first: the least grown of equals is not known, and recent ones are warm.
   for (let i = idle.length - 1; i >= 0; i--)
     if (idle[i]!.engine.maxPages === maxPages) return idle.splice(i, 1)[0]!.engine;
-  const memory = new WebAssembly.Memory({ initial: BASE_BYTES / PAGE, maximum: maxPages });
-  const variant = newVariant(releaseSync, {
-    wasmModule: (await wasmModule()) as never,
-    wasmMemory: memory as never,
-  });
+  const wasm = await wasmModule();
   created++;
-  return { module: await newQuickJSWASMModuleFromVariant(variant), maxPages, poisoned: false };
-}
-
-/**
- * True when the engine's memory has grown to (nearly) its cap: the step exhausted its heap. QuickJS may then
- * have thrown `null` instead of an error object (it could not allocate one), so callers use this to name
- * the failure, and drop the engine to give the memory back.
- */
-export function heapExhausted(engine: Engine): boolean {
-  const cap = engine.maxPages * PAGE;
-  const size = engine.module.getWasmMemory().buffer.byteLength;
-  return size + Math.max(1 << 20, cap / 20) >= cap;
-}
-
-function memoryBytes(engine: Engine): number {
-  return engine.module.getWasmMemory().buffer.byteLength;
+  let engine!: Engine;
+  await new Promise<void>((resolve, reject) => {
+    let settled = false;
+    engine = new WorkerEngine(maxPages, wasm, (error) => {
+      if (settled) return;
+      settled = true;
+      if (error) reject(error);
+      else resolve();
+    });
+  });
+  return engine;
 }
 
 function grown(engine: Engine): number {
-  return Math.max(0, memoryBytes(engine) - BASE_BYTES);
+  return Math.max(0, engine.memoryBytes - BASE_BYTES);
+}
+
+function drop(engine: Engine): void {
+  engine.terminate();
 }
 
 export function releaseEngine(engine: Engine, now = Date.now()): void {
-  if (engine.poisoned) return;
+  engine.listen(undefined);
+  if (engine.poisoned) {
+    engine.terminate();
+    return;
+  }
   // Most recently used last; the oldest go when the pool is over its count or its bytes.
-  idle = [...idle, { engine, since: now }].slice(-MAX_IDLE);
+  idle.push({ engine, since: now });
+  while (idle.length > MAX_IDLE) drop(idle.shift()!.engine);
   let extra = idle.reduce((sum, e) => sum + grown(e.engine), 0);
   for (let i = 0; i < idle.length - 1 && extra > MAX_IDLE_GROWN_BYTES;) {
     const g = grown(idle[i]!.engine);
     if (g > 0) {
-      idle.splice(i, 1);
+      drop(idle.splice(i, 1)[0]!.engine);
       extra -= g;
     } else i++;
   }
@@ -123,7 +219,9 @@ export function releaseEngine(engine: Engine, now = Date.now()): void {
 
 /** Drop the idle engines released before `before` (ms since the epoch); re-arms itself while any are left. */
 export function trimIdle(before: number): void {
+  const old = idle.filter((e) => e.since < before);
   idle = idle.filter((e) => e.since >= before);
+  for (const e of old) drop(e.engine);
   if (idle.length > 0 && !trimTimer) {
     const next = Math.max(0, idle[0]!.since + IDLE_MS - Date.now());
     trimTimer = setTimeout(() => {
@@ -135,7 +233,7 @@ export function trimIdle(before: number): void {
 
 /** The idle pool: how many engines and the bytes of WebAssembly memory they hold. */
 export function idleEngines(): { count: number; bytes: number } {
-  return { count: idle.length, bytes: idle.reduce((sum, e) => sum + memoryBytes(e.engine), 0) };
+  return { count: idle.length, bytes: idle.reduce((sum, e) => sum + e.engine.memoryBytes, 0) };
 }
 
 /** How many engine instances this process has created (the bench and tests check reuse). */

@@ -1,6 +1,8 @@
 /**
  * action/: runs a CODE step in a QuickJS (WebAssembly) sandbox against a ToolHost and returns an
- * ExecutionResult. The public door of the folder.
+ * ExecutionResult. The public door of the folder. Each engine lives in a worker thread of its own (engine.ts,
+ * worker.ts, vm.ts; protocol.ts between them); the host side of a step stays on the caller's thread
+ * (sandbox.ts), so a step that computes holds up neither Ctrl-C nor other sessions.
  *
  * Inside a step (a fresh runtime and context each time; prelude.ts):
  * - every tool is an async function (names: core/tool-names.ts): `add(1, 2)` when its name is unique, always
@@ -17,8 +19,8 @@
  * the model's code), SANDBOX_RUNTIME, SANDBOX_CANCELLED, and TOOL_* / SERVER_* from an uncaught ToolError.
  *
  * Known bounds: stack_bytes is capped at MAX_STACK_BYTES (Node's native stack); a native built-in working on
- * data as large as the memory limit (sorting 60 MB of bytes) can overrun timeout_ms by about a second, since
- * QuickJS checks the clock only between bytecodes.
+ * data as large as the memory limit (sorting 60 MB of bytes) would overrun timeout_ms, since QuickJS checks the
+ * clock only between bytecodes: its thread is terminated STOP_GRACE_MS (250 ms) after the deadline or a cancel.
  */
 export { runCode, MAX_STACK_BYTES, type RunOptions, type Namespaces } from "./sandbox.js";
 export { toolSignature, parameterNames } from "./args.js";

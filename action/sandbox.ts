@@ -1,11 +1,13 @@
 /**
- * runCode: one CODE step in a fresh QuickJS runtime and context (WebAssembly, the synchronous release build).
- * The code sees tool functions, `ToolError`, `parallel`, `callTool` and `console` (prelude.ts); tool calls are
- * host promises settled by this file's event loop. Every limit ends the step with a typed StepError; nothing
- * the code does throws out of runCode.
+ * runCode: one CODE step. The step's QuickJS runtime runs in its engine's worker thread (engine.ts, vm.ts);
+ * this file is the host side, on the caller's thread: it starts the calls the code makes (tools through the
+ * ToolHost, host namespaces), records them, keeps the logs, and owns the step's clock and cancellation. The
+ * code's work never runs here, so a spinning step leaves this thread free: Ctrl-C and the deadline reach it
+ * through a shared STOP word the engine's interrupt handler reads, and a thread that does not stop within
+ * STOP_GRACE_MS is terminated. Every limit ends the step with a typed StepError; nothing the code does throws
+ * out of runCode.
  */
 import { setMaxListeners } from "node:events";
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import type { SandboxLimits } from "../config/index.js";
 import {
   ToolError,
@@ -20,10 +22,11 @@ import {
 } from "../core/index.js";
 import { toolArguments } from "./args.js";
 import { TAG, decode, encode, jsonDepth } from "./codec.js";
-import { acquireEngine, heapExhausted, releaseEngine, type Engine } from "./engine.js";
-import { FastLane } from "./fast.js";
-import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
-import { PRELUDE, PRELUDE_COLD, PRELUDE_FILE } from "./prelude.js";
+import { acquireEngine, releaseEngine, type Engine } from "./engine.js";
+import { closestNames, thrownError, type ThrownInfo } from "./errors.js";
+import { Stop, type DoneMessage, type Finished, type IdleMessage, type WorkerMessage } from "./protocol.js";
+
+export { MAX_STACK_BYTES } from "./vm.js";
 
 /** Extra host functions by namespace, e.g. `{ memory: { search } }` → `memory.search(...)` in the code. */
 export type Namespaces = Record<string, Record<string, (args: unknown[]) => Promise<unknown>>>;
@@ -47,11 +50,11 @@ export interface RunOptions {
 }
 
 /**
- * QuickJS's recursion limit, whatever `stack_bytes` asks for. The interpreter runs on Node's own native stack
- * (~1 MB); past about 300 KB of QuickJS stack, JavaScript recursion through native helpers (Array.map,
- * getters, sort) overflows it before QuickJS notices. 256 KB still allows ~1,100 plain recursive calls.
+ * How long a step told to stop (Ctrl-C, its deadline) may take to do so before its thread is terminated. The
+ * interrupt handler runs every few thousand bytecodes, so this is only reached by a native built-in working on
+ * a huge input (sorting 60 MB) or a machine too busy to schedule the thread.
  */
-export const MAX_STACK_BYTES = 256 << 10;
+export const STOP_GRACE_MS = 250;
 
 const UNDEFINED_TEXT = encode(undefined);
 
@@ -59,8 +62,6 @@ const UNDEFINED_TEXT = encode(undefined);
 const MAX_NAME_CHARS = 512;
 /** Deepest nesting of a call's arguments: the host's checks and the hub's serialising recurse over them. */
 const MAX_ARG_DEPTH = 128;
-
-const LEVEL_PREFIX: Record<string, string> = { warn: "[warn] ", error: "[error] ", debug: "[debug] " };
 
 interface Pending {
   namespace: boolean;
@@ -80,16 +81,14 @@ function shown(name: string): string {
   return name.length > 200 ? `${name.slice(0, 200)}…` : name;
 }
 
-/** V8's own stack overflow, thrown through the WebAssembly frames. */
-function isNativeStackOverflow(e: unknown): boolean {
-  return e instanceof RangeError && /call stack size/i.test(e.message);
-}
+/** Where the engine is: running code, waiting for the host (`idle`), or told to end. */
+type Phase = "running" | "idle" | "ending";
 
 class StepRun {
   private readonly started = performance.now();
-  private readonly deadline: number;
+  /** Date.now() + timeout_ms when the engine was ready: starting a worker thread is not the code's time. */
+  private deadline = 0;
   private readonly logs: string[] = [];
-  private logBytes = 0;
   private readonly calls: ToolCallRecord[] = [];
   private readonly callStarts: number[] = [];
   /**
@@ -100,10 +99,11 @@ class StepRun {
   private callCount = 0;
   private readonly pending = new Map<number, Pending>();
   private ready: Ready[] = [];
+  /** Why the host ended the step (the engine's own reasons come in its `done`). */
   private fatal?: StepError;
-  private finished?: { status: number; text: string };
-  private wake?: () => void;
+  private finished?: Finished;
   private closed = false;
+  private phase: Phase = "running";
   /** Held time (RunOptions.heldMs) that fell while the sandbox was idle: the deadline moves on by this. */
   private heldCredit = 0;
   /** heldMs() when the current idle wait began; undefined while the sandbox runs. */
@@ -116,19 +116,17 @@ class StepRun {
   private readonly names: JsNames;
   private lineCount = 1;
   private engine?: Engine;
-  private rt?: QuickJSRuntime;
-  private ctx?: QuickJSContext;
-  private readonly handles: QuickJSHandle[] = [];
-  private settleFn?: QuickJSHandle;
-  private collectFn?: QuickJSHandle;
-  private fast?: FastLane;
+  /** Set from the engine's `done`: the step used up its heap (see vm.ts heapExhausted). */
+  private exhausted = false;
+  private timer?: NodeJS.Timeout;
+  private graceTimer?: NodeJS.Timeout;
+  private resolve?: (done: DoneMessage) => void;
 
   constructor(
     private readonly host: ToolHost,
     private readonly limits: SandboxLimits,
     private readonly options: RunOptions,
   ) {
-    this.deadline = Date.now() + limits.timeout_ms;
     // A host may listen per call while the call runs (the in-process one does), and parallel() may put many
     // calls under way; more than this at once is more likely a host that leaves its listeners behind.
     setMaxListeners(64, this.callsAbort.signal);
@@ -147,92 +145,166 @@ class StepRun {
     const { signal } = this.options;
     if (signal?.aborted)
       return this.result({ code: "SANDBOX_CANCELLED", message: "the step was cancelled before it started" });
-    const onAbort = () => this.notify();
-    signal?.addEventListener("abort", onAbort);
-    let timer: NodeJS.Timeout | undefined;
-    // Armed for the deadline; while a person is being asked the deadline moves on, so look again later (not
-    // sooner than 25 ms: a wait that began near the deadline must not spin the timer).
-    const arm = (min: number) => {
-      const wait = Math.max(min, this.dueAt() - Date.now() + 1);
-      timer = setTimeout(() => (this.overdue() ? this.notify() : arm(25)), wait);
-    };
-    arm(0);
+    this.lineCount = code.split("\n").length;
     try {
       this.engine = await acquireEngine(this.limits.memory_bytes);
-      this.lineCount = code.split("\n").length;
-      if (this.setUp(code)) await this.loop();
     } catch (e) {
-      this.engineFailure(e);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      this.tearDown();
+      return this.result({
+        code: "SANDBOX_RUNTIME",
+        message: `the sandbox engine failed: ${errorMessage(e)}`,
+      });
     }
-    return this.result(this.fatal);
+    const engine = this.engine;
+    this.deadline = Date.now() + this.limits.timeout_ms;
+    const onAbort = () => this.onAbort();
+    signal?.addEventListener("abort", onAbort);
+    let done: DoneMessage;
+    try {
+      done = await new Promise<DoneMessage>((resolve) => {
+        this.resolve = resolve;
+        engine.listen({ message: (msg) => this.onMessage(msg), failed: (why) => this.engineDied(why) });
+        engine.send({
+          t: "start",
+          code,
+          limits: this.limits,
+          config: JSON.stringify(this.preludeConfig()),
+          names: this.knownNames(),
+          dueAt: this.dueAt(),
+        });
+        this.arm(0);
+        if (signal?.aborted) this.onAbort();
+      });
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      clearTimeout(this.timer);
+      clearTimeout(this.graceTimer);
+    }
+    this.finished ??= done.finished;
+    this.exhausted = done.exhausted;
+    engine.memoryBytes = done.memoryBytes;
+    if (done.poisoned || done.exhausted) engine.poisoned = true;
+    this.tearDown();
+    releaseEngine(engine);
+    return this.result(this.fatal ?? done.fatal);
   }
 
-  /** Set in tearDown: the step used up its heap (see heapExhausted). */
-  private exhausted = false;
+  // --- the engine's side ----------------------------------------------------------------------------------
 
-  // --- set-up ---------------------------------------------------------------------------------------------
-
-  /** Fresh runtime + context, prelude, tool bindings, the code compiled and started. False when it ended. */
-  private setUp(code: string): boolean {
-    const rt = this.engine!.module.newRuntime();
-    this.rt = rt;
-    rt.setMemoryLimit(this.limits.memory_bytes);
-    rt.setMaxStackSize(Math.min(this.limits.stack_bytes, MAX_STACK_BYTES));
-    rt.setInterruptHandler(() => this.interrupt());
-    const ctx = rt.newContext();
-    this.ctx = ctx;
-
-    const preludeFn = this.evaluate(PRELUDE, PRELUDE_FILE);
-    if (!preludeFn) return false;
-    const hostObj = this.keep(ctx.newObject());
-    this.hostFunction(hostObj, "limit", (name) => {
-      this.fatal ??= this.toolLimitError(ctx.getString(name));
-    });
-    this.hostFunction(hostObj, "log", (level, text) => this.log(ctx.getString(level), ctx.getString(text)));
-    this.hostFunction(hostObj, "suggest", (name) =>
-      ctx.newString(closestNames(ctx.getString(name), this.knownNames()).join(", ")),
-    );
-    this.hostFunction(hostObj, "done", (status, text) => {
-      this.finished ??= { status: ctx.getNumber(status), text: ctx.getString(text) };
-    });
-    const coldSource = ctx.newString(PRELUDE_COLD);
-    ctx.setProp(hostObj, "cold", coldSource);
-    coldSource.dispose();
-    const config = this.keep(ctx.newString(JSON.stringify(this.preludeConfig())));
-    const api = this.call(preludeFn, ctx.undefined, hostObj, config);
-    if (!api) return false;
-    const start = this.keep(ctx.getProp(api, "start"));
-    this.settleFn = this.keep(ctx.getProp(api, "settle"));
-    this.collectFn = this.keep(ctx.getProp(api, "collect"));
-    this.fast = new FastLane(this.engine!.module, rt, ctx);
-
-    const compiled = ctx.evalCode(`(async function () {\n${code}\n})`, CODE_FILE, { type: "global" });
-    if (compiled.error) {
-      const err = this.keep(compiled.error);
-      const info = this.errorInfo(err);
-      if (info.name === "SyntaxError" && !this.fatal) {
-        this.fatal = syntaxError(info, this.lineCount, this.numberProp(err, "lineNumber"));
-      } else this.vmError(err);
-      return false;
+  private onMessage(msg: WorkerMessage): void {
+    switch (msg.t) {
+      case "log":
+        this.logs.push(msg.line);
+        this.options.onLog?.(msg.line);
+        return;
+      case "idle":
+        return this.onIdle(msg);
+      case "done":
+        return this.end(msg);
     }
-    const fn = this.keep(compiled.value);
-    return this.call(start, ctx.undefined, fn) !== undefined;
   }
 
   /**
-   * Polled by QuickJS while code runs. The reason is fixed the moment it first says stop, so code that catches
-   * the "interrupted" error (an async function turns it into a rejection) cannot turn a timeout into success.
+   * The code has nothing to run until calls settle: start the calls it made, then give it what has already
+   * settled or wait (the time a person is asked now moves the deadline on).
    */
-  private interrupt(): boolean {
-    if (this.fatal) return true;
-    if (this.options.signal?.aborted)
-      this.fatal = { code: "SANDBOX_CANCELLED", message: "the step was cancelled" };
-    else if (this.overdue()) this.fatal = this.timeoutError();
-    return this.fatal !== undefined;
+  private onIdle(msg: IdleMessage): void {
+    this.finished ??= msg.finished;
+    // A STOP crossed this message: the engine ends the step on its own.
+    if (this.phase !== "running") return;
+    if (msg.calls) this.startCalls(msg.calls);
+    if (this.fatal) return this.finish();
+    if (this.ready.length > 0) return this.settle();
+    if (this.options.signal?.aborted) return this.cancel();
+    if (this.overdue()) return this.timeUp();
+    this.phase = "idle";
+    this.idleHeldFrom = this.held();
+  }
+
+  /** Hand the settled calls to the engine, which runs again. */
+  private settle(): void {
+    if (this.phase === "idle") {
+      this.heldCredit += this.held() - this.idleHeldFrom!;
+      this.idleHeldFrom = undefined;
+      if (this.options.signal?.aborted) return this.cancel();
+      this.phase = "running";
+    }
+    const ready = this.ready;
+    this.ready = [];
+    this.engine!.send({
+      t: "settle",
+      ids: ready.map((r) => r.id),
+      oks: ready.map((r) => (r.ok ? 1 : 0)),
+      texts: ready.map((r) => r.text),
+      dueAt: this.dueAt(),
+    });
+  }
+
+  /** A call settled (ready grew): an idle engine gets it at once, a running one when it next idles. */
+  private notify(): void {
+    if (this.phase === "idle") this.settle();
+  }
+
+  private onAbort(): void {
+    if (this.phase === "idle") this.cancel();
+    else if (this.phase === "running") this.stop(Stop.cancel);
+  }
+
+  /**
+   * Armed for the deadline; while a person is being asked it moves on, so look again later (not sooner than
+   * 25 ms: a wait that began near the deadline must not spin the timer).
+   */
+  private arm(min: number): void {
+    const wait = Math.max(min, this.dueAt() - Date.now() + 1);
+    this.timer = setTimeout(() => {
+      if (!this.overdue()) return this.arm(25);
+      if (this.phase === "idle") this.timeUp();
+      else if (this.phase === "running") this.stop(Stop.timeout);
+    }, wait);
+  }
+
+  /**
+   * The code is running: the engine stops it (its interrupt handler reads the STOP word); one that has not
+   * within STOP_GRACE_MS has its thread terminated.
+   */
+  private stop(reason: typeof Stop.cancel | typeof Stop.timeout): void {
+    // The phase stays: calls the engine reports before it sees the word are started and then, as the step
+    // ends, aborted and recorded so, as when the step is stopped while it waits.
+    this.engine!.stop(reason);
+    this.graceTimer ??= setTimeout(() => {
+      const fatal: StepError =
+        reason === Stop.cancel
+          ? { code: "SANDBOX_CANCELLED", message: "the step was cancelled" }
+          : this.timeoutError();
+      this.engine!.terminate();
+      this.end({ t: "done", fatal, exhausted: false, poisoned: true, memoryBytes: this.engine!.memoryBytes });
+    }, STOP_GRACE_MS);
+  }
+
+  /** The engine waits: tell it the step is over, and take its `done`. */
+  private finish(): void {
+    this.phase = "ending";
+    this.engine!.send({ t: "end" });
+    this.graceTimer ??= setTimeout(() => {
+      this.engine!.terminate();
+      this.end({ t: "done", exhausted: false, poisoned: true, memoryBytes: this.engine!.memoryBytes });
+    }, STOP_GRACE_MS);
+  }
+
+  private engineDied(why: string): void {
+    this.end({
+      t: "done",
+      fatal: { code: "SANDBOX_RUNTIME", message: `the sandbox engine failed: ${why}` },
+      exhausted: false,
+      poisoned: true,
+      memoryBytes: this.engine!.memoryBytes,
+    });
+  }
+
+  private end(done: DoneMessage): void {
+    this.phase = "ending";
+    const resolve = this.resolve;
+    this.resolve = undefined;
+    resolve?.(done);
   }
 
   /** Namespace id → its function names. */
@@ -263,95 +335,6 @@ class StepRun {
     };
   }
 
-  /** A host function for the prelude. Its arguments are trusted to be strings/numbers by shape only. */
-  private hostFunction(
-    target: QuickJSHandle,
-    name: string,
-    impl: (...args: QuickJSHandle[]) => QuickJSHandle | void,
-  ): void {
-    const ctx = this.ctx!;
-    const fn = ctx.newFunction(name, (...args) => {
-      try {
-        return impl(...args);
-      } catch (e) {
-        // Never let a host exception (with its host stack) into the sandbox: end the step instead.
-        if (isNativeStackOverflow(e)) this.engine!.poisoned = true;
-        this.fatal ??= isNativeStackOverflow(e)
-          ? { code: "SANDBOX_STACK", message: "the step's recursion went too deep" }
-          : { code: "SANDBOX_RUNTIME", message: `sandbox host function ${name} failed: ${errorMessage(e)}` };
-        return undefined;
-      }
-    });
-    ctx.setProp(target, name, fn);
-    fn.dispose();
-  }
-
-  private keep(handle: QuickJSHandle): QuickJSHandle {
-    this.handles.push(handle);
-    return handle;
-  }
-
-  private evaluate(source: string, file: string): QuickJSHandle | undefined {
-    const r = this.ctx!.evalCode(source, file, { type: "global" });
-    if (r.error) {
-      this.vmError(this.keep(r.error));
-      return undefined;
-    }
-    return this.keep(r.value);
-  }
-
-  /** Call a sandbox function; an exception out of it ends the step. */
-  private call(
-    fn: QuickJSHandle,
-    thisArg: QuickJSHandle,
-    ...args: QuickJSHandle[]
-  ): QuickJSHandle | undefined {
-    const r = this.ctx!.callFunction(fn, thisArg, ...args);
-    if (r.error) {
-      this.vmError(this.keep(r.error));
-      return undefined;
-    }
-    return this.keep(r.value);
-  }
-
-  // --- the event loop -------------------------------------------------------------------------------------
-
-  private notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-
-  private async loop(): Promise<void> {
-    for (;;) {
-      this.exchange();
-      if (this.fatal) return;
-      if (this.fast!.jobsPending()) {
-        this.runJobs();
-        if (this.fatal) return;
-        continue;
-      }
-      if (this.ready.length > 0) continue;
-      if (this.pending.size === 0) {
-        if (!this.finished) {
-          this.fatal = {
-            code: "SANDBOX_RUNTIME",
-            message: "the step is waiting for a promise that nothing will settle (no tool call is in flight)",
-          };
-        }
-        return;
-      }
-      if (this.options.signal?.aborted) return this.cancel();
-      if (this.overdue()) return this.timeUp();
-      this.idleHeldFrom = this.held();
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.heldCredit += this.held() - this.idleHeldFrom;
-      this.idleHeldFrom = undefined;
-      if (this.options.signal?.aborted) return this.cancel();
-      if (this.overdue() && this.ready.length === 0) return this.timeUp();
-    }
-  }
-
   private held(): number {
     return this.options.heldMs?.() ?? 0;
   }
@@ -370,13 +353,17 @@ class StepRun {
     return Date.now() > this.dueAt();
   }
 
+  /** Cancelled while the engine waits. */
   private cancel(): void {
     if (!this.finished) this.fatal ??= { code: "SANDBOX_CANCELLED", message: "the step was cancelled" };
+    this.finish();
   }
 
+  /** Overdue while the engine waits. */
   private timeUp(): void {
     // Code that already returned keeps its value; calls it left running are aborted (and recorded so).
     if (!this.finished) this.fatal ??= this.timeoutError();
+    this.finish();
   }
 
   private timeoutError(): StepError {
@@ -386,29 +373,9 @@ class StepRun {
     };
   }
 
-  /**
-   * The calls that finished are settled inside the sandbox (their promises resolve or reject, their code runs
-   * with runJobs), and the calls the code made since the last exchange are collected and started.
-   */
-  private exchange(): void {
-    const ready = this.ready;
-    this.ready = [];
-    for (const r of ready) {
-      const error = this.fast!.callSettle(this.settleFn!, r.id, r.ok ? 1 : 0, r.text);
-      if (error) {
-        this.vmError(error);
-        error.dispose();
-        return;
-      }
-    }
-    const out = this.fast!.callForText(this.collectFn!);
-    if (out.error) {
-      this.vmError(out.error);
-      out.error.dispose();
-      return;
-    }
-    if (!out.text) return;
-    for (const request of out.text.split("\x02")) {
+  /** The calls the code made since it last idled (prelude.ts's outbox): checked, counted and started. */
+  private startCalls(text: string): void {
+    for (const request of text.split("\x02")) {
       const [id, kind, name, json] = request.split("\x01");
       let tool: unknown;
       try {
@@ -428,55 +395,6 @@ class StepRun {
       if (!this.countCall(tool)) return;
       if (kind === "1") this.startNamespaceCall(Number(id), tool, json);
       else this.startToolCall(Number(id), tool, json);
-    }
-  }
-
-  private runJobs(): void {
-    const error = this.fast!.runJobs();
-    if (error) {
-      this.vmError(error);
-      error.dispose();
-    }
-  }
-
-  /** An exception that escaped to the host: an interrupt (ours), or an engine limit. */
-  private vmError(handle: QuickJSHandle): void {
-    if (this.fatal) return;
-    const info = this.errorInfo(handle);
-    if (info.name === "InternalError" && /interrupted/.test(info.message)) {
-      this.fatal = this.options.signal?.aborted
-        ? { code: "SANDBOX_CANCELLED", message: "the step was cancelled" }
-        : this.timeoutError();
-      return;
-    }
-    this.fatal = thrownError(info, this.lineCount, () => this.knownNames());
-  }
-
-  /** name/message/stack of a sandbox error value without running sandbox code (no getters, no toString). */
-  private errorInfo(handle: QuickJSHandle): ThrownInfo {
-    const ctx = this.ctx!;
-    const str = (key: string): string | undefined => {
-      try {
-        const h = ctx.getProp(handle, key);
-        const v = ctx.typeof(h) === "string" ? ctx.getString(h) : undefined;
-        h.dispose();
-        return v?.slice(0, 4000);
-      } catch {
-        return undefined;
-      }
-    };
-    if (ctx.typeof(handle) !== "object") return { name: "Thrown", message: String(ctx.typeof(handle)) };
-    return { name: str("name") ?? "Error", message: str("message") ?? "", stack: str("stack") };
-  }
-
-  private numberProp(handle: QuickJSHandle, key: string): number | undefined {
-    try {
-      const h = this.ctx!.getProp(handle, key);
-      const v = this.ctx!.typeof(h) === "number" ? this.ctx!.getNumber(h) : undefined;
-      h.dispose();
-      return v;
-    } catch {
-      return undefined;
     }
   }
 
@@ -689,76 +607,27 @@ class StepRun {
     this.callStarts.push(started);
   }
 
-  private log(level: string, text: string): void {
-    if (this.fatal?.code === "SANDBOX_LOG_TOO_LARGE") return;
-    let line = (LEVEL_PREFIX[level] ?? "") + text;
-    const left = this.limits.max_log_bytes - this.logBytes;
-    const bytes = Buffer.byteLength(line);
-    if (bytes > left) {
-      line = Buffer.from(line)
-        .subarray(0, Math.max(0, left))
-        .toString()
-        .replace(/\uFFFD$/, "");
-      this.fatal ??= {
-        code: "SANDBOX_LOG_TOO_LARGE",
-        message: `the step's console output passed ${this.limits.max_log_bytes} bytes (limit max_log_bytes)`,
-      };
-    }
-    this.logBytes += Buffer.byteLength(line);
-    if (line) {
-      this.logs.push(line);
-      this.options.onLog?.(line);
-    }
-  }
-
   // --- the end --------------------------------------------------------------------------------------------
 
-  private engineFailure(e: unknown): void {
-    if (this.engine) this.engine.poisoned = true;
-    this.fatal = isNativeStackOverflow(e)
-      ? {
-          code: "SANDBOX_STACK",
-          message: "the step's recursion went too deep (nested data or recursive calls)",
-        }
-      : { code: "SANDBOX_RUNTIME", message: `the sandbox engine failed: ${errorMessage(e)}` };
-  }
-
+  /** Calls still running belong to a step that is over: abort them and record them as such. */
   private tearDown(): void {
     this.closed = true;
-    // Calls still running belong to a step that is over: abort them and record them as such.
-    if (this.pending.size > 0) {
-      const why = this.fatal?.code ?? "the step ended";
-      const reason = new Error(`the sandbox step ended (${this.fatal?.code ?? "finished"})`);
-      for (const p of this.pending.values()) {
-        if (p.info)
-          this.record(
-            p.info,
-            p.started,
-            false,
-            0,
-            new ToolError("TOOL_CANCELLED", p.info.qualified, `${p.info.qualified}: aborted because ${why}`),
-          );
-      }
-      this.pending.clear();
-      this.callsAbort.abort(reason);
+    if (this.pending.size === 0) return;
+    const fatal = this.fatal;
+    const why = fatal?.code ?? "the step ended";
+    const reason = new Error(`the sandbox step ended (${fatal?.code ?? "finished"})`);
+    for (const p of this.pending.values()) {
+      if (p.info)
+        this.record(
+          p.info,
+          p.started,
+          false,
+          0,
+          new ToolError("TOOL_CANCELLED", p.info.qualified, `${p.info.qualified}: aborted because ${why}`),
+        );
     }
-    const engine = this.engine;
-    if (!engine) return;
-    this.exhausted = !engine.poisoned && heapExhausted(engine);
-    if (!engine.poisoned) {
-      try {
-        this.fast?.dispose();
-        for (const h of this.handles) if (h.alive) h.dispose();
-        this.ctx?.dispose();
-        this.rt?.dispose();
-      } catch {
-        // Freeing failed: the engine's heap is suspect, so it is not reused.
-        engine.poisoned = true;
-      }
-    }
-    // An engine whose memory grew to its cap keeps that memory: drop it rather than hold it for later steps.
-    if (this.exhausted) engine.poisoned = true;
-    releaseEngine(engine);
+    this.pending.clear();
+    this.callsAbort.abort(reason);
   }
 
   private result(fatal?: StepError): ExecutionResult {

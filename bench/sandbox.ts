@@ -6,15 +6,20 @@
  *   against the same math server over stdio (MultiMCP), rounds interleaved, the ratio the median of the
  *   rounds' own ratios; target ratio ≤ 1.3;
  * - the same with the zero-latency in-process host, which isolates the sandbox's own cost per call;
- * - pool_after_heavy_burst: the idle engine pool's size and memory after 16 concurrent heavy steps.
+ * - cancel_spinning_step: ms from AbortSignal.abort() (Ctrl-C) to runCode's result for a step spinning in
+ *   `while (true) {}`, median of 20;
+ * - pool_after_heavy_burst: the idle engine pool's size and memory after 16 concurrent heavy steps, and the
+ *   process's RSS before, after the burst and once the pool is trimmed (as after the idle timeout).
  *
- *   node dist/bench/sandbox.js [--runs 200] [--rounds 31] [--calls 1000]
+ *   node --expose-gc dist/bench/sandbox.js [--runs 200] [--rounds 31] [--calls 1000]
  */
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { InProcessToolHost, mathTools, runCode, type InProcessTool } from "../action/index.js";
-import { acquireEngine, enginesCreated, idleEngines, releaseEngine, trimIdle } from "../action/engine.js";
+import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
+import { newQuickJSWASMModuleFromVariant, type QuickJSSyncVariant } from "quickjs-emscripten-core";
+import { enginesCreated, idleEngines, trimIdle } from "../action/engine.js";
 import { SandboxLimits } from "../config/index.js";
 import { distPath, type ToolHost } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
@@ -27,6 +32,7 @@ const { values } = parseArgs({
   },
 });
 const runs = Number(values.runs);
+const releaseSync = releaseSyncModule as unknown as QuickJSSyncVariant;
 const rounds = Number(values.rounds);
 const calls = Number(values.calls);
 
@@ -64,14 +70,14 @@ async function freshContext() {
     const r = await runCode("return 1", host, limits);
     if (!r.ok) throw new Error(`bench step failed: ${JSON.stringify(r.error)}`);
   };
+  // QuickJS alone, on this thread: what a runtime and context cost without the sandbox around them.
+  const quickjs = await newQuickJSWASMModuleFromVariant(releaseSync);
   const bare = async () => {
-    const engine = await acquireEngine(limits.memory_bytes);
-    const rt = engine.module.newRuntime();
+    const rt = quickjs.newRuntime();
     const ctx = rt.newContext();
     ctx.evalCode("1").dispose();
     ctx.dispose();
     rt.dispose();
-    releaseEngine(engine);
   };
   for (let i = 0; i < 20; i++) {
     await step();
@@ -147,21 +153,62 @@ async function callRounds(host: ToolHost) {
  */
 async function poolAfterBurst() {
   const mb = (b: number) => round(b / (1 << 20), 1);
+  const rssBefore = process.memoryUsage().rss;
   const heavy = "const a = new Uint8Array(40 << 20); a[1] = 1; return a.length";
   const results = await Promise.all(
     Array.from({ length: 16 }, () => runCode(heavy, new InProcessToolHost([]), limits)),
   );
   if (results.some((r) => !r.ok)) throw new Error("a heavy bench step failed");
   const pool = idleEngines();
+  const rssAfter = process.memoryUsage().rss;
   trimIdle(Date.now() + 1);
+  // What the process holds once the pool is trimmed (the idle timeout's effect): engines torn down in other
+  // threads go over some time, so sample (after a GC) until it stops falling, for up to 5 s.
+  let rssIdle = process.memoryUsage().rss;
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    (globalThis as { gc?: () => void }).gc?.();
+    const now = process.memoryUsage().rss;
+    const falling = rssIdle - now > 1 << 20;
+    rssIdle = Math.min(rssIdle, now);
+    if (!falling && i >= 3) break;
+  }
   return {
     steps: 16,
     idle_engines: pool.count,
     idle_mb: mb(pool.bytes),
     after_trim_engines: idleEngines().count,
+    rss_mb: { before: mb(rssBefore), after_burst: mb(rssAfter), after_trim_idle: mb(rssIdle) },
   };
 }
 
+/** How long a cancel takes to end a step that spins without awaiting (Ctrl-C's path). */
+async function cancelSpinning() {
+  const host = new InProcessToolHost(mathTools());
+  const ms: number[] = [];
+  let cancelled = 0;
+  for (let i = 0; i < 20; i++) {
+    const ac = new AbortController();
+    const step = runCode("await add(1, 2);\nconsole.log('spinning');\nwhile (true) {}", host, limits, {
+      signal: ac.signal,
+      onLog: () => {
+        // The code is past its last await: it spins from here. Abort on the next turn of this thread's loop,
+        // which a step on this thread would never give back.
+        setTimeout(() => {
+          t = performance.now();
+          ac.abort();
+        }, 1);
+      },
+    });
+    let t = 0;
+    const r = await step;
+    ms.push(performance.now() - t);
+    if (r.error?.code === "SANDBOX_CANCELLED") cancelled++;
+  }
+  return { steps: 20, cancelled, cancel_ms: stats(ms) };
+}
+
+const cancel = await cancelSpinning();
 const burst = await poolAfterBurst();
 const fresh = await freshContext();
 const inProcess = await callRounds(new InProcessToolHost(mathTools()));
@@ -185,6 +232,7 @@ process.stdout.write(
       calls_stdio_math_server: { ...stdio, target_ratio: 1.3, meets_target: stdio.ratio <= 1.3 },
       calls_in_process_host: inProcess,
       engines_created: enginesCreated(),
+      cancel_spinning_step: cancel,
       pool_after_heavy_burst: burst,
     },
     null,

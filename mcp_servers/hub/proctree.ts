@@ -1,8 +1,8 @@
 /**
  * A child's descendants, found from /proc (Linux), so a server started through a wrapper (`sh -c`, `npx`)
- * can be ended with everything it started. We do not put servers in their own session (setsid) for a
- * group kill: under load that made every call slower (the kernel schedules each session as its own group).
- * Elsewhere than Linux the list is empty and only the direct child is signalled.
+ * can be ended with everything it started, also what a descendant moved into a process group of its own.
+ * Servers also lead a process group (stdio.ts spawns them detached), which holds what left the tree.
+ * Elsewhere than Linux the list is empty and only the direct child and its group are signalled.
  */
 import { readFileSync, readdirSync } from "node:fs";
 

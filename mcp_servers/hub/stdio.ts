@@ -1,8 +1,8 @@
 /**
  * A stdio client transport that owns its child process: the pid, the exit code, the tail of stderr, and
- * a shutdown that ends stdin, then SIGTERMs, then SIGKILLs the child and its descendants (so wrappers such
- * as `sh -c` or `npx` leave nothing behind). Non-JSON lines on stdout are reported, not fatal: many servers
- * print a banner there. Spawning is injected so tests and benches can count or fake it.
+ * a shutdown that ends stdin, then SIGTERMs, then SIGKILLs the child's process group and its descendants (so
+ * wrappers such as `sh -c` or `npx`, and what they leave running, leave nothing behind). Non-JSON lines on
+ * stdout are reported, not fatal: many servers print a banner there. Spawning is injected so tests and benches can count or fake it.
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -36,6 +36,14 @@ const STDERR_TAIL_LINES = 20;
 const MAX_LINE_BYTES = MAX_ANSWER_BYTES;
 const KILL_WAIT_MS = 1500;
 
+/**
+ * What to signal to end a server: its process group (it leads one: spawned detached), itself and its
+ * descendants (which may have made groups of their own).
+ */
+function everything(pid: number): number[] {
+  return [-pid, pid, ...descendants(pid)];
+}
+
 /** Every child a transport started and has not seen exit, so a dying host can still kill them. */
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -43,8 +51,7 @@ function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on("exit", () => {
-    for (const child of live)
-      if (child.pid !== undefined) signalAll([child.pid, ...descendants(child.pid)], "SIGKILL");
+    for (const child of live) if (child.pid !== undefined) signalAll(everything(child.pid), "SIGKILL");
   });
 }
 
@@ -95,12 +102,12 @@ export class ChildStdioTransport implements Transport {
       cwd: this.params.cwd,
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true,
-      // At a terminal, Ctrl-C goes to the whole foreground process group: servers in it would die with every
-      // interrupt (and a simulator lose its episode) while pda asks the person what to do. A session of their
-      // own keeps them out of it; the exit hook above still kills them when pda exits, and the watchdog when
-      // pda is SIGKILLed. Without a terminal (batch, CI) they stay in pda's group: their own session made calls
-      // slower under heavy load.
-      detached: !!process.stdin.isTTY,
+      // A session and process group of its own (setsid), at a terminal or not. At a terminal, Ctrl-C goes to
+      // the whole foreground process group: servers in it would die with every interrupt (and a simulator lose
+      // its episode) while pda asks the person what to do. And the group is how everything a server started is
+      // ended, also what left its process tree (a daemonising wrapper, a grandchild whose parent exited):
+      // close(), the exit hook above and, when pda is SIGKILLed, the watchdog signal the whole group.
+      detached: true,
     });
     this.child = child;
     live.add(child);
@@ -249,8 +256,9 @@ export class ChildStdioTransport implements Transport {
   private async shutdown(): Promise<void> {
     const child = this.child;
     if (!child || child.pid === undefined) return;
-    // Taken now: once the child exits, its children are re-parented and can no longer be found.
-    const tree = [child.pid, ...descendants(child.pid)];
+    // Taken now: once the child exits, its children are re-parented and can no longer be found (its group
+    // still holds those that did not leave it).
+    const tree = everything(child.pid);
     const gone = () => this.exitInfo !== undefined;
     const wait = (ms: number) =>
       Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, ms).unref())]);
@@ -269,7 +277,10 @@ export class ChildStdioTransport implements Transport {
       await wait(KILL_WAIT_MS);
     }
     // The leader may have exited politely while something it started still runs.
-    signalAll(tree.slice(1), "SIGKILL");
+    signalAll(
+      tree.filter((pid) => pid !== child.pid),
+      "SIGKILL",
+    );
     this.pending = [];
     this.answerBytes.clear();
   }
@@ -279,7 +290,7 @@ export class ChildStdioTransport implements Transport {
     const child = this.child;
     if (!child) return;
     this.closing ??= (async () => {
-      if (child.pid !== undefined) signalAll([child.pid, ...descendants(child.pid)], "SIGKILL");
+      if (child.pid !== undefined) signalAll(everything(child.pid), "SIGKILL");
       await Promise.race([this.exited, new Promise<void>((r) => setTimeout(r, KILL_WAIT_MS).unref())]);
     })();
     return this.closing;

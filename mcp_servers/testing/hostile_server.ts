@@ -6,6 +6,8 @@
  *   --ansi        a tool whose description, parameter and errors carry ANSI/OSC sequences, and one whose
  *                 name holds control characters
  *   --ignore-eof  keeps running after stdin ends and ignores SIGTERM, with a grandchild that does the same
+ *   --orphan      with --ignore-eof: the grandchild is started through a process that exits at once, so it is
+ *                 no longer a descendant of the server (only the server's process group still holds it)
  *   --http [host:]port  serve over Streamable HTTP instead of stdio
  * Always: `flood` (n log messages, then an answer), `huge` (an answer of mb megabytes) and `hang` (writes
  * "<pid> <grandchild pid>" to the file named by env HOSTILE_PID_FILE, then never answers).
@@ -84,13 +86,24 @@ export function createHostileServer(argv: string[]): McpServer {
 /** Stays up after stdin ends and ignores SIGTERM, as some real servers do, with a grandchild alike. */
 async function serveStubborn(argv: string[]): Promise<void> {
   process.on("SIGTERM", () => {});
-  grandchild = spawn(
-    process.execPath,
-    ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"],
-    {
-      stdio: "ignore",
-    },
-  ).pid;
+  const stubborn = "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)";
+  if (argv.includes("--orphan")) {
+    // A middle process starts the grandchild, prints its pid and exits: the grandchild is re-parented.
+    const middle = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const c = require("node:child_process").spawn(process.execPath, ["-e", ${JSON.stringify(stubborn)}], { stdio: "ignore" });
+        c.unref();
+        process.stdout.write(String(c.pid));`,
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let out = "";
+    middle.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    await new Promise((resolve) => middle.once("close", resolve));
+    grandchild = Number(out);
+  } else grandchild = spawn(process.execPath, ["-e", stubborn], { stdio: "ignore" }).pid;
   setInterval(() => {}, 1000);
   await createHostileServer(argv).connect(new StdioServerTransport());
 }

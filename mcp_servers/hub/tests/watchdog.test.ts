@@ -1,6 +1,8 @@
 /**
  * `kill -9` of pda leaves no stdio server behind (issue #24): pda runs a call on a server that ignores
- * stdin EOF and SIGTERM and has a grandchild that does too; pda is SIGKILLed, and the watchdog ends both.
+ * stdin EOF and SIGTERM and has a grandchild that does too; pda is SIGKILLed, and the watchdog ends both —
+ * also a grandchild that left the process tree, which only the server's own process group still holds (pda
+ * here runs without a terminal, as in batch and CI).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -29,16 +31,16 @@ async function until<T>(what: string, check: () => T | undefined, withinMs = 20_
 }
 
 describe("the watchdog", () => {
-  it("ends a server that ignores stdin EOF and SIGTERM, and its grandchild, after pda is SIGKILLed", async () => {
-    const pidFile = join(dir, "pids");
-    const config = join(dir, "hub.yaml");
+  async function killedWhileCalling(flags: string[]): Promise<void> {
+    const pidFile = join(dir, `pids${flags.join("")}`);
+    const config = join(dir, `hub${flags.join("")}.yaml`);
     writeFileSync(
       config,
       [
         "servers:",
         "  - id: stubborn",
         `    command: ${JSON.stringify(process.execPath)}`,
-        `    args: [${JSON.stringify(HOSTILE_SERVER)}, --ignore-eof]`,
+        `    args: ${JSON.stringify([HOSTILE_SERVER, "--ignore-eof", ...flags])}`,
         `    env: { HOSTILE_PID_FILE: ${JSON.stringify(pidFile)} }`,
       ].join("\n"),
     );
@@ -62,5 +64,13 @@ describe("the watchdog", () => {
     expect([alive(server), alive(grandchild)]).toEqual([true, true]);
     pda.kill("SIGKILL");
     expect(await gone([server, grandchild], 20_000)).toEqual([]);
+  }
+
+  it("ends a server that ignores stdin EOF and SIGTERM, and its grandchild, after pda is SIGKILLed", async () => {
+    await killedWhileCalling([]);
+  });
+
+  it("ends a grandchild that left the server's process tree (its parent exited), by the server's process group", async () => {
+    await killedWhileCalling(["--orphan"]);
   });
 });

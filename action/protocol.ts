@@ -1,0 +1,86 @@
+/**
+ * The messages between a step's host side (sandbox.ts, main thread) and its engine's worker thread (worker.ts,
+ * vm.ts). Both ends are this package's own code, so the shapes are types, not schemas.
+ *
+ * The worker runs synchronously: it never returns to its event loop during a step. It blocks in Atomics.wait
+ * on the BELL word of a shared Int32Array and reads its messages with receiveMessageOnPort, so a message costs
+ * a futex wake, not an event-loop turn. The host rings the bell after each message it posts. The STOP word is
+ * the host's order to end the step at once; QuickJS's interrupt handler reads it with Atomics.load, so it
+ * reaches code that spins without ever yielding.
+ */
+import type { SandboxLimits } from "../config/index.js";
+import type { StepError } from "../core/index.js";
+
+/** Indexes of the shared Int32Array. */
+export const STOP = 0;
+export const BELL = 1;
+export const FLAG_WORDS = 2;
+
+/** Values of the STOP word. */
+export const Stop = { none: 0, cancel: 1, timeout: 2 } as const;
+
+export interface Finished {
+  /** 1: the step returned (tagged JSON); 0: it threw (error JSON); 2: its value was too large (text = size). */
+  status: number;
+  text: string;
+}
+
+// --- host → worker ------------------------------------------------------------------------------------------
+
+export interface StartMessage {
+  t: "start";
+  code: string;
+  limits: SandboxLimits;
+  /** The prelude's config (prelude.ts), as JSON. */
+  config: string;
+  /** Every name the code may call, for "did you mean" in errors. */
+  names: string[];
+  /** Date.now() past which the code is overdue (moves on with each settle; see sandbox.ts's dueAt). */
+  dueAt: number;
+}
+
+export interface SettleMessage {
+  t: "settle";
+  /** Calls finished since the last settle, in parallel arrays: id, 1 ok / 0 failed, payload. */
+  ids: number[];
+  oks: number[];
+  texts: string[];
+  dueAt: number;
+}
+
+/** The host ended the step while the worker waited (a limit it enforces, a cancel, a timeout). */
+export interface EndMessage {
+  t: "end";
+}
+
+export type HostMessage = StartMessage | SettleMessage | EndMessage | { t: "exit" };
+
+// --- worker → host ------------------------------------------------------------------------------------------
+
+export interface LogMessage {
+  t: "log";
+  /** One console line, already cut to the step's log budget. */
+  line: string;
+}
+
+/** The worker ran out of work: the calls it collected (prelude.ts's outbox format), then it waits. */
+export interface IdleMessage {
+  t: "idle";
+  calls: string;
+  /** Sent once, with the first idle after the code returned or threw. */
+  finished?: Finished;
+}
+
+export interface DoneMessage {
+  t: "done";
+  fatal?: StepError;
+  finished?: Finished;
+  /** The engine's heap grew to its cap (see heapExhausted). */
+  exhausted: boolean;
+  /** The engine must not run another step. */
+  poisoned: boolean;
+  /** Its WebAssembly memory now (it never shrinks). */
+  memoryBytes: number;
+}
+
+export type WorkerMessage = { t: "ready"; memoryBytes: number } | LogMessage | IdleMessage | DoneMessage;

@@ -1,0 +1,53 @@
+/**
+ * The worker thread that owns one QuickJS engine (engine.ts starts it). It makes the engine from the
+ * WebAssembly module the host compiled once, says `ready`, then runs steps one after another, synchronously
+ * and blocking between messages (protocol.ts), until the host says `exit` or terminates it. A step that
+ * poisons the engine ends the thread after its `done`.
+ */
+import { workerData, type MessagePort } from "node:worker_threads";
+import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSSyncVariant,
+} from "quickjs-emscripten-core";
+import { StepVm, waitForHost, type VmEngine } from "./vm.js";
+
+// The package's types describe its CommonJS build; under ESM its default export is the variant itself.
+const releaseSync = releaseSyncModule as unknown as QuickJSSyncVariant;
+
+// lib "ES2023" has no WebAssembly typings; this is the call used.
+declare const WebAssembly: {
+  Memory: new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
+};
+
+export interface WorkerData {
+  /** The compiled WebAssembly.Module (shared, not recompiled per thread). */
+  wasm: object;
+  initialPages: number;
+  maxPages: number;
+  flag: SharedArrayBuffer;
+  port: MessagePort;
+}
+
+const data = workerData as WorkerData;
+const flag = new Int32Array(data.flag);
+const port = data.port;
+
+const memory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.maxPages });
+const variant = newVariant(releaseSync, { wasmModule: data.wasm as never, wasmMemory: memory as never });
+const engine: VmEngine = {
+  module: await newQuickJSWASMModuleFromVariant(variant),
+  maxPages: data.maxPages,
+  poisoned: false,
+};
+port.postMessage({ t: "ready", memoryBytes: memory.buffer.byteLength });
+
+for (;;) {
+  const msg = waitForHost(port, flag, false)!;
+  if (msg.t === "exit") break;
+  if (msg.t !== "start") continue; // a late message of a step that is over
+  port.postMessage(new StepVm(engine, port, flag, msg).run());
+  if (engine.poisoned) break;
+}
+port.close();
