@@ -1,7 +1,12 @@
 /**
  * Browsing sessions page by page (the web UI's list): filters by words, status, agent, batch run and creation
- * time, newest first, with keyset paging. A page after the first starts where the last one stopped, by the
- * (created_at, seq) of its last row — an index range, so page 2000 costs what page 1 costs, unlike OFFSET.
+ * time, newest first, with keyset paging: a page after the first starts below the last row of the one before,
+ * an index range, so page 2000 costs what page 1 costs, unlike OFFSET.
+ *
+ * Without words the order is (created_at, seq), which the created_at and (status, created_at) indexes hold.
+ * With words the FTS5 index drives, newest first by its rowid (the session's seq, the order sessions were
+ * started in this store) and stops after one page; ordering its matches by created_at instead sorts every
+ * match (~140 ms for a word in 20k of 100k sessions, against ~8 ms).
  */
 import type Database from "better-sqlite3";
 import { StoreError } from "../core/index.js";
@@ -9,7 +14,7 @@ import { LIST_COLUMNS, allWordsQuery, listItem, type ListRow } from "./read.js";
 import { BrowseOptions, type BatchRunSummary, type SessionPage } from "./schemas.js";
 import { stmt } from "./sql.js";
 
-/** The cursor is opaque to callers: base64url of the last row's created_at and seq. */
+/** The cursor is opaque to callers: base64url of the last row's [created_at, seq]. */
 function encodeCursor(row: { created_at: string; seq: number }): string {
   return Buffer.from(JSON.stringify([row.created_at, row.seq])).toString("base64url");
 }
@@ -17,7 +22,8 @@ function encodeCursor(row: { created_at: string; seq: number }): string {
 function decodeCursor(cursor: string): [string, number] {
   try {
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(v) && typeof v[0] === "string" && Number.isInteger(v[1])) return [v[0], v[1] as number];
+    if (Array.isArray(v) && typeof v[0] === "string" && Number.isSafeInteger(v[1]))
+      return [v[0], v[1] as number];
   } catch {
     // falls through to the error below
   }
@@ -28,10 +34,16 @@ export function browseSessions(db: Database.Database, options: BrowseOptions = {
   const o = BrowseOptions.parse(options);
   const where: string[] = [];
   const params: unknown[] = [];
+  let from = "sessions s";
+  let order = "s.created_at DESC, s.seq DESC";
+  let after = "(s.created_at, s.seq) < (?, ?)";
   if (o.search !== undefined && o.search.trim() !== "") {
     const match = allWordsQuery(o.search);
     if (match === null) return { items: [], next: null };
-    where.push("s.seq IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?)");
+    from = "sessions_fts f JOIN sessions s ON s.seq = f.rowid";
+    order = "f.rowid DESC";
+    after = "f.rowid < ?";
+    where.push("sessions_fts MATCH ?");
     params.push(match);
   }
   // "interrupted" is a running row whose writer is gone: both are read as running and told apart below.
@@ -56,12 +68,13 @@ export function browseSessions(db: Database.Database, options: BrowseOptions = {
     params.push(o.until);
   }
   if (o.after !== undefined) {
-    where.push("(s.created_at, s.seq) < (?, ?)");
-    params.push(...decodeCursor(o.after));
+    const [createdAt, seq] = decodeCursor(o.after);
+    where.push(after);
+    params.push(...(order === "f.rowid DESC" ? [seq] : [createdAt, seq]));
   }
   const sql =
-    `SELECT ${LIST_COLUMNS} FROM sessions s ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ` +
-    "ORDER BY s.created_at DESC, s.seq DESC LIMIT ?";
+    `SELECT ${LIST_COLUMNS} FROM ${from} ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ` +
+    `ORDER BY ${order} LIMIT ?`;
   // One row more than the page tells whether there is a next page without a count(*) over every match.
   const rows = stmt<ListRow>(db, sql).all(...params, o.limit + 1);
   const more = rows.length > o.limit;

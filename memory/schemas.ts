@@ -62,7 +62,7 @@ export const ListSessionsOptions = z.object({
 });
 export type ListSessionsOptions = z.input<typeof ListSessionsOptions>;
 
-/** One page of the session browser (SessionStore.browseSessions). */
+/** One page of the session browser (SessionStore.browseSessions), newest first. */
 export const BrowseOptions = z.object({
   /** Words that must all appear (prefix match), as in ListSessionsOptions. */
   search: z.string().optional(),
