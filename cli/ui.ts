@@ -8,6 +8,7 @@ import { runCommand } from "./context.js";
 
 interface UiFlags {
   db?: string;
+  config?: string;
   port: string;
   host?: string;
   open?: boolean;
@@ -41,7 +42,8 @@ export function registerUi(program: Command) {
         const store = SessionStore.open(resolve(flags.db ?? process.env.PDA_DB ?? defaultDbPath()));
         let ui;
         try {
-          ui = await startUi({ store, port, host: flags.host });
+          const config = flags.config ?? process.env.PDA_CONFIG;
+          ui = await startUi({ store, port, host: flags.host, config: config ? resolve(config) : undefined });
         } catch (e) {
           store.close();
           throw e;

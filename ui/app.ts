@@ -11,6 +11,7 @@ import { streamSSE } from "hono/streaming";
 import { isPdaError } from "../core/index.js";
 import { BrowseOptions, type SessionStore } from "../memory/index.js";
 import type { HostGuard } from "../mcp_servers/index.js";
+import type { Resumer } from "./answer.js";
 import { ChangeFeed } from "./live.js";
 import type { StaticFiles } from "./static.js";
 import { sessionPage } from "./view.js";
@@ -21,6 +22,8 @@ export interface AppOptions {
   files: StaticFiles;
   /** When set, every request must carry it (query `token`, the cookie it sets, or a Bearer header). */
   token?: string;
+  /** Continues sessions answered from the page; without it, answering is refused (the server is read-only). */
+  resumer?: Resumer;
   /** How often live pages check the store for changes (ms). */
   liveIntervalMs?: number;
 }
@@ -37,7 +40,12 @@ function sameToken(a: string | undefined, b: string): boolean {
 /** A store error as an HTTP answer: unknown ids are 404, bad paging or filters 400. */
 function failure(c: Context, e: unknown): Response {
   if (isPdaError(e)) {
-    const status = e.code === "STORE_NOT_FOUND" ? 404 : e.code === "STORE_AMBIGUOUS_ID" ? 409 : 400;
+    const status =
+      e.code === "STORE_NOT_FOUND"
+        ? 404
+        : e.code === "STORE_AMBIGUOUS_ID" || e.code === "STORE_NOT_WAITING"
+          ? 409
+          : 400;
     return c.json({ error: e.message, code: e.code }, status);
   }
   throw e;
@@ -124,7 +132,7 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
 
   app.get("/api/sessions/:id", (c) => {
     try {
-      return c.json(sessionPage(store, c.req.param("id")));
+      return c.json(sessionPage(store, c.req.param("id"), o.resumer));
     } catch (e) {
       return failure(c, e);
     }
@@ -153,7 +161,7 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
     return streamSSE(c, async (stream) => {
       let last = known;
       const push = () => {
-        const page = sessionPage(store, id);
+        const page = sessionPage(store, id, o.resumer);
         if (page.version === last) return;
         last = page.version;
         void stream.writeSSE({ event: "session", data: JSON.stringify(page) });
@@ -168,6 +176,21 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
       await live(stream, feed, () => void stream.writeSSE({ event: "changed", data: "" }));
     }),
   );
+
+  // The one write: an answer to the question a session waits on. JSON only, so a page elsewhere cannot post
+  // it as a form (and its Origin is refused above).
+  app.post("/api/sessions/:id/answer", async (c) => {
+    if (!o.resumer) return c.json({ error: "this pda ui is read-only" }, 403);
+    if (!/^application\/json\b/.test(c.req.header("content-type") ?? "")) {
+      return c.json({ error: "send the answer as application/json" }, 415);
+    }
+    const body: unknown = await c.req.json().catch(() => undefined);
+    try {
+      return c.json(o.resumer.answer(c.req.param("id"), body), 202);
+    } catch (e) {
+      return failure(c, e);
+    }
+  });
 
   app.get("/api/batch", (c) => c.json(store.batchRuns()));
   app.get("/api/batch/:id", (c) => {

@@ -9,3 +9,4 @@ export {
 } from "./server.js";
 export { createApp, type AppOptions } from "./app.js";
 export { StaticFiles } from "./static.js";
+export { Resumer, AnswerRequest, type ResumeState } from "./answer.js";

@@ -7,6 +7,7 @@ import { serve } from "@hono/node-server";
 import { ConfigError } from "../core/index.js";
 import { HostGuard } from "../mcp_servers/index.js";
 import type { SessionStore } from "../memory/index.js";
+import { Resumer } from "./answer.js";
 import { createApp } from "./app.js";
 import { StaticFiles } from "./static.js";
 
@@ -20,6 +21,8 @@ export interface UiOptions {
   /** Default 4646; 0 picks a free port. */
   port?: number;
   liveIntervalMs?: number;
+  /** The config answers are resumed with (pda ui --config). */
+  config?: string;
 }
 
 export interface RunningUi {
@@ -43,6 +46,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
     guard: new HostGuard([host].filter((h) => h !== "0.0.0.0" && h !== "::")),
     files: new StaticFiles(),
     token,
+    resumer: new Resumer({ store: o.store, config: o.config }),
     liveIntervalMs: o.liveIntervalMs,
   });
   const server = await new Promise<Server>((resolve, reject) => {

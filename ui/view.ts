@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { diffArrays } from "diff";
 import { createRequire } from "node:module";
 import type { SessionListItem, SessionStore, Timeline, TimelineEvent } from "../memory/index.js";
+import type { ResumeState, Resumer } from "./answer.js";
 
 /**
  * highlight.js is loaded without its type declarations: they pull in the DOM lib, whose fetch types then
@@ -37,6 +38,10 @@ export interface SessionPage {
   usage: Timeline["usage"];
   events: PageEvent[];
   children: SessionListItem[];
+  /** The question a session awaiting a human waits on, as hil/ typed it (the page's answer form). */
+  pending_human: Record<string, unknown> | null;
+  /** What became of an answer given from the page, while this server runs. */
+  resume: ResumeState | null;
   /** Changes whenever anything shown changes, so a live page re-renders only then. */
   version: string;
 }
@@ -54,7 +59,7 @@ export function planDiff(before: readonly string[], after: readonly string[]): D
   return out;
 }
 
-export function sessionPage(store: SessionStore, id: string): SessionPage {
+export function sessionPage(store: SessionStore, id: string, resumes?: Resumer): SessionPage {
   const t = store.timeline(id);
   let previous: readonly string[] = [];
   let llm = 0;
@@ -74,9 +79,14 @@ export function sessionPage(store: SessionStore, id: string): SessionPage {
     }
   });
   const children = store.childSessions(t.session.session_id);
+  const pending =
+    t.session.status === "awaiting_human"
+      ? (store.getSession(t.session.session_id).pending_human ?? null)
+      : null;
+  const resume = resumes?.state(t.session.session_id) ?? null;
   // A step is rewritten in place as it runs, so the version hashes everything rather than counting rows.
   const version = createHash("sha1")
-    .update(JSON.stringify([t, children]))
+    .update(JSON.stringify([t, children, pending, resume]))
     .digest("base64url");
-  return { session: t.session, usage: t.usage, events, children, version };
+  return { session: t.session, usage: t.usage, events, children, pending_human: pending, resume, version };
 }

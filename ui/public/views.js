@@ -12,6 +12,8 @@ const STATUSES = [
   "interrupted",
 ];
 const DAY_MS = 86_400_000;
+/** Statuses whose page follows the session live: it may still change (a waiting one, once answered). */
+const FOLLOWED = new Set(["running", "awaiting_human"]);
 
 function errorBox(e) {
   return h("p", { class: "error" }, String(e.message ?? e));
@@ -175,6 +177,173 @@ export function sessionsView(main, params, { fixedStatus } = {}) {
     events.close();
     setLive(false);
   };
+}
+
+// ---- answering a question ----
+
+async function postAnswer(id, kind, entry) {
+  const r = await fetch(`/api/sessions/${id}/answer`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ kind, entry }),
+  });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error ?? `${r.status} ${r.statusText}`);
+  return body;
+}
+
+/** A form for the question the session waits on; each button sends one scripted-answers entry. */
+function answerForm(id, q) {
+  const status = h("p", { class: "muted", role: "status" });
+  const buttons = [];
+  const send = (entry) => async (ev) => {
+    ev.preventDefault();
+    for (const b of buttons) b.disabled = true;
+    status.textContent = "Sending…";
+    try {
+      await postAnswer(id, q.kind, entry());
+      status.textContent = "Answered: the session goes on (pda resume) and this page follows it.";
+    } catch (e) {
+      status.textContent = "";
+      status.append(errorBox(e));
+      for (const b of buttons) b.disabled = false;
+    }
+  };
+  const button = (label, entry, cls = "") => {
+    const b = h("button", { type: "button", class: cls, onclick: send(entry) }, label);
+    buttons.push(b);
+    return b;
+  };
+  const abort = () =>
+    button("Abort the session", () => ({ choice: "abort", reason: "aborted in pda ui" }), "secondary");
+  let body;
+  if (q.kind === "clarification") {
+    const text = h("textarea", { name: "answer", rows: 3, "aria-label": "your answer" });
+    body = [
+      q.context ? h("p", { class: "muted" }, q.context) : null,
+      text,
+      h(
+        "div",
+        { class: "actions" },
+        button("Answer", () => ({ choice: "answer", text: text.value })),
+        abort(),
+      ),
+    ];
+  } else if (q.kind === "tool_failure") {
+    const code = h("textarea", { name: "code", rows: 6, class: "mono", "aria-label": "code" });
+    code.value = q.code ?? "";
+    const value = h("textarea", {
+      name: "value",
+      rows: 2,
+      class: "mono",
+      "aria-label": "result",
+      placeholder: "the step's result (JSON or text)",
+    });
+    const parsed = () => {
+      try {
+        return JSON.parse(value.value);
+      } catch {
+        return value.value;
+      }
+    };
+    body = [
+      h("p", { class: "err" }, h("strong", {}, q.error?.code ?? "error"), " ", q.error?.message ?? ""),
+      h(
+        "div",
+        { class: "actions" },
+        button("Retry the step", () => ({ choice: "retry" })),
+        button("Skip it", () => ({ choice: "skip" })),
+        abort(),
+      ),
+      h("div", { class: "label" }, "Edit the code and run it"),
+      code,
+      h(
+        "div",
+        { class: "actions" },
+        button("Run this code", () => ({ choice: "edit_code", code: code.value })),
+      ),
+      h("div", { class: "label" }, "Or give the result yourself"),
+      value,
+      h(
+        "div",
+        { class: "actions" },
+        button("Use this result", () => ({ choice: "give_result", value: parsed() })),
+      ),
+    ];
+  } else if (q.kind === "approval") {
+    body = [
+      h(
+        "pre",
+        { class: "value" },
+        `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args, null, 2)})`,
+      ),
+      h(
+        "div",
+        { class: "actions" },
+        button("Allow once", () => ({ choice: "allow_once" })),
+        button("Always allow", () => ({ choice: "allow_always" })),
+        button("Deny", () => ({ choice: "deny" }), "secondary"),
+        abort(),
+      ),
+    ];
+  } else if (q.kind === "elicitation") {
+    const props = q.requestedSchema?.properties ?? {};
+    const inputs = Object.entries(props).map(([name, p]) => {
+      const input = p.enum
+        ? h(
+            "select",
+            { name },
+            p.enum.map((v) => h("option", { value: v }, v)),
+          )
+        : h("input", {
+            name,
+            type:
+              p.type === "boolean"
+                ? "checkbox"
+                : p.type === "number" || p.type === "integer"
+                  ? "number"
+                  : "text",
+          });
+      return [name, p, h("label", { class: "field" }, h("span", {}, p.title ?? name), input)];
+    });
+    const content = () => {
+      const out = {};
+      for (const [name, p, label] of inputs) {
+        const el = label.querySelector("input, select");
+        if (p.type === "boolean") out[name] = el.checked;
+        else if (el.value !== "")
+          out[name] = p.type === "number" || p.type === "integer" ? Number(el.value) : el.value;
+      }
+      return out;
+    };
+    body = [
+      h("p", {}, q.message),
+      inputs.map(([, , label]) => label),
+      h(
+        "div",
+        { class: "actions" },
+        button("Send", () => ({ action: "accept", content: content() })),
+        button("Decline", () => ({ action: "decline" }), "secondary"),
+        button("Cancel", () => ({ action: "cancel" }), "secondary"),
+      ),
+    ];
+  } else {
+    body = [
+      h(
+        "div",
+        { class: "actions" },
+        button("Continue", () => ({ choice: "continue" })),
+        abort(),
+      ),
+    ];
+  }
+  return h(
+    "form",
+    { class: "answer-form", onsubmit: (ev) => ev.preventDefault() },
+    h("div", { class: "label" }, `Answer here (${q.kind.replace("_", " ")})`),
+    body,
+    status,
+  );
 }
 
 // ---- one session ----
@@ -532,15 +701,20 @@ function renderSession(page) {
           )
         : null,
       s.status_reason && s.status !== "succeeded" ? h("p", { class: "reason" }, s.status_reason) : null,
-      s.pending_question
+      s.pending_question && s.status === "awaiting_human"
         ? h(
             "div",
             { class: "question" },
             h("div", { class: "label" }, "Waiting on a human"),
             h("p", {}, s.pending_question),
-            h("p", { class: "muted" }, `Answer it with: pda resume ${id.slice(0, 8)}`),
+            page.pending_human && page.resume?.state !== "running"
+              ? answerForm(id, page.pending_human)
+              : null,
+            page.resume?.state === "running" ? h("p", { class: "muted" }, "Answered: resuming…") : null,
+            h("p", { class: "muted" }, `Or at a terminal: pda resume ${id.slice(0, 8)}`),
           )
         : null,
+      page.resume?.state === "failed" ? h("p", { class: "err" }, page.resume.message) : null,
       totals(page),
     ),
     children(page.children),
@@ -560,8 +734,8 @@ export function sessionView(main, id) {
     .then((page) => {
       if (closed) return;
       show(page);
-      if (page.session.status !== "running") return;
-      // A running session: the server sends its page again each time the store has something new for it.
+      if (!FOLLOWED.has(page.session.status)) return;
+      // A running (or waiting) session: the server sends its page again each time the store has something new.
       events = new EventSource(
         `/api/sessions/${page.session.session_id}/live?version=${encodeURIComponent(page.version)}`,
       );
@@ -570,7 +744,7 @@ export function sessionView(main, id) {
       events.addEventListener("session", (m) => {
         const next = JSON.parse(m.data);
         show(next);
-        if (next.session.status !== "running") {
+        if (!FOLLOWED.has(next.session.status) && next.resume?.state !== "running") {
           events.close();
           setLive(false);
         }

@@ -7,7 +7,12 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeGemini } from "../../testing/index.js";
+import {
+  scriptedGeminiHandler,
+  startFakeGemini,
+  type FakeGemini,
+  type FakeGeminiRequest,
+} from "../../testing/index.js";
 import {
   CHROMIUM,
   achieved,
@@ -33,6 +38,9 @@ const HOSTILE = `<script>window.__xss = 1</script><img src=x onerror="window.__x
 let f: Folder;
 let ui: UiChild;
 let browser: Browser;
+/** The model the sessions answered from the page go on with (the UI's resume inherits its environment). */
+let resumeModel: FakeGemini;
+const resumeSeen: FakeGeminiRequest[] = [];
 const ids: Record<string, string> = {};
 const shots = process.env.PDA_UI_SCREENSHOTS;
 
@@ -107,13 +115,35 @@ describe.skipIf(!hasChromium)("pda ui in Chromium", () => {
     expect(math.status).toBe("succeeded");
     expect(hostile.status).toBe("succeeded");
     expect(waiting.status).toBe("awaiting_human");
-    ui = await startUiChild(f);
+    // The session goes on from the answer: a decision that concludes, and a perception that agrees.
+    resumeModel = await startFakeGemini({
+      handler: (req) => {
+        resumeSeen.push(req);
+        return req.role === "decision"
+          ? {
+              json: {
+                plan_text: ["Step 0: ask which report", "Step 1: summarise it"],
+                step_index: 1,
+                description: "answer",
+                type: "CONCLUDE",
+                conclusion: "The Q4 report: sales rose 12%",
+              },
+              usage: { input: 90, output: 20 },
+            }
+          : { json: achieved("The Q4 report: sales rose 12%"), usage: { input: 90, output: 20 } };
+      },
+    });
+    ui = await startUiChild(f, [], {
+      GEMINI_API_KEY: "test-key-not-secret-123",
+      GEMINI_BASE_URL: resumeModel.url,
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
     await ui?.stop();
+    await resumeModel?.close();
     f?.close();
   });
 
@@ -280,5 +310,50 @@ describe.skipIf(!hasChromium)("pda ui in Chromium", () => {
       await p.close();
       await gemini.close();
     }
+  });
+
+  it("answers a waiting session's question in the page: the session goes on with the answer and succeeds", async () => {
+    const p = await page();
+    await p.goto(`${ui.url}#/s/${ids.waiting}`);
+    await p.waitForSelector(".answer-form textarea[name=answer]");
+    expect(await p.locator(".question p").first().innerText()).toBe("Which report, the Q3 or the Q4 one?");
+    await shot(p, "answer-form");
+    // A foreign page cannot post an answer: its Origin is refused, and a form post is not JSON.
+    const foreign = await fetch(`${ui.url}api/sessions/${ids.waiting}/answer`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: "http://evil.example" },
+      body: JSON.stringify({ kind: "clarification", entry: { choice: "answer", text: "x" } }),
+    });
+    expect(foreign.status).toBe(403);
+    const form = await fetch(`${ui.url}api/sessions/${ids.waiting}/answer`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: "kind=clarification",
+    });
+    expect(form.status).toBe(415);
+    const wrongKind = await fetch(`${ui.url}api/sessions/${ids.waiting}/answer`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ kind: "approval", entry: { choice: "deny" } }),
+    });
+    expect(wrongKind.status).toBe(400);
+    expect(((await wrongKind.json()) as { error: string }).error).toMatch(/waits on a clarification/);
+
+    await p.fill(".answer-form textarea[name=answer]", "the Q4 one");
+    await p.click(".answer-form button:has-text('Answer')");
+    const badge = p.locator(".session-head .badge").first();
+    await until("the session to end", async () =>
+      ["succeeded", "failed", "aborted"].includes(await badge.innerText()) ? true : undefined,
+    );
+    expect(await p.locator(".session-head").innerText()).toContain("The Q4 report: sales rose 12%");
+    expect(await p.locator("#final-answer").innerText()).toBe("The Q4 report: sales rose 12%");
+    expect(await p.locator(".session-head .badge").first().innerText()).toBe("succeeded");
+    // The answer reached the model, and the log says a person gave it through the UI.
+    expect(resumeSeen.some((r) => r.userText.includes("the Q4 one"))).toBe(true);
+    const human = p.locator(".card.human-card", { hasText: "answered by ui" });
+    await human.waitFor();
+    expect(await human.locator(".answer-text").innerText()).toBe("the Q4 one");
+    await shot(p, "answered");
+    await p.close();
   });
 });

@@ -66,9 +66,14 @@ export interface UiChild {
 }
 
 /** `pda ui --port 0` as a child; resolves with the address it prints. */
-export function startUiChild(f: Folder, extra: string[] = []): Promise<UiChild> {
-  const child = spawn(process.execPath, [distPath("main.js"), "--db", f.db, "ui", "--port", "0", ...extra], {
-    env: { PATH: process.env.PATH ?? "", HOME: f.dir, NO_COLOR: "1" },
+export function startUiChild(
+  f: Folder,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<UiChild> {
+  const args = [distPath("main.js"), "--config", f.config, "--db", f.db, "ui", "--port", "0", ...extra];
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? "", HOME: f.dir, NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
