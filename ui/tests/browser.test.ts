@@ -7,12 +7,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  scriptedGeminiHandler,
-  startFakeGemini,
-  type FakeGemini,
-  type FakeGeminiRequest,
-} from "../../testing/index.js";
+import { startFakeGemini, type FakeGemini, type FakeGeminiRequest } from "../../testing/index.js";
 import {
   CHROMIUM,
   achieved,
