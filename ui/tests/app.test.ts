@@ -76,4 +76,34 @@ describe("the ui app", () => {
       feed.stop();
     }
   });
+
+  it("lists batch runs and gives one run with its items", async () => {
+    store.startBatchRun({ id: "run-1", input_file: "q.csv" });
+    store.saveBatchItem({
+      run_id: "run-1",
+      item_key: "1",
+      query: "q",
+      status: "succeeded",
+      session_id: "s-1",
+      output: null,
+    });
+    store.finishBatchRun("run-1");
+    const { app, feed } = createApp({ store, guard: new HostGuard(), files });
+    try {
+      const local = { headers: { host: "localhost:4646" } };
+      const runs = (await (await app.request("/api/batch", local)).json()) as { id: string; items: number }[];
+      expect(runs).toEqual([
+        expect.objectContaining({ id: "run-1", items: 1, item_statuses: { succeeded: 1 } }),
+      ]);
+      const one = (await (await app.request("/api/batch/run-1", local)).json()) as {
+        run: { input_file: string };
+        items: { session_id: string }[];
+      };
+      expect(one.run.input_file).toBe("q.csv");
+      expect(one.items.map((i) => i.session_id)).toEqual(["s-1"]);
+      expect((await app.request("/api/batch/nope", local)).status).toBe(404);
+    } finally {
+      feed.stop();
+    }
+  });
 });
