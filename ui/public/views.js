@@ -559,7 +559,8 @@ function llmCard(e, sessionId) {
     }
     try {
       const d = await getJson(`/api/sessions/${sessionId}/llm/${e.n}`);
-      detail.replaceChildren(
+      clear(
+        detail,
         h("div", { class: "label" }, "Prompt"),
         h("pre", { class: "value" }, d.prompt),
         h("div", { class: "label" }, "Raw response"),

@@ -231,6 +231,8 @@ describe.skipIf(!hasChromium)("pda ui in Chromium", () => {
     expect(await firstModel.locator(".llm-detail pre").first().innerText()).toContain(
       "What is 32 + 5 - 3 * 2",
     );
+    // A call without an error shows nothing after its response (not the text "null").
+    expect(await firstModel.locator(".llm-detail").innerText()).not.toMatch(/null\s*$/);
     await shot(p, "session-1280");
     await p.setViewportSize({ width: 400, height: 800 });
     await shot(p, "session-400");
