@@ -114,6 +114,16 @@ export const GROUPS: CommandGroup[] = [
       ],
     },
   },
+  {
+    load: async () => (await import("./ui.js")).registerUi,
+    commands: {
+      ui: [
+        "ui [options]",
+        "a local web app over the session store: sessions (search, filters), one session's timeline, live " +
+          "runs, batch runs; prints its address (Ctrl-C stops it)",
+      ],
+    },
+  },
 ];
 
 /** Global options that take a value, so the word after them is not the command. */

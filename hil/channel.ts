@@ -18,7 +18,7 @@ export interface AskOptions {
  * ScriptError. The answer is validated before it is returned.
  */
 export interface HumanChannel {
-  /** "terminal", "scripted" or "policy:<name>". */
+  /** "terminal", "scripted", "ui" or "policy:<name>". */
   readonly name: string;
   ask<Q extends Question>(q: Q, opts?: AskOptions): Promise<AnswerOf<Q["kind"]>>;
 }
@@ -62,6 +62,10 @@ export function createChannel(spec: string | undefined, opts: ChannelOptions): H
     case "scripted":
       if (!arg) throw new ConfigError(`--hil scripted: needs a file, e.g. --hil scripted:answers.yaml`);
       return ScriptedChannel.fromFile(arg, { clock: opts.clock });
+    case "ui":
+      // The answer a person gave in `pda ui`, which wrote it as a scripted-answers file; logged as "ui".
+      if (!arg) throw new ConfigError(`--hil ui: needs a file of answers`);
+      return ScriptedChannel.fromFile(arg, { clock: opts.clock, answeredBy: "ui" });
     case "policy": {
       const name = PolicyName.safeParse(arg);
       if (!name.success) {

@@ -86,7 +86,7 @@ export const QuestionKind = z.enum(QUESTION_KINDS);
 /** Who answered: the person at the terminal, a scripted file, or a named policy (timeouts answer by policy). */
 export const AnsweredBy = z
   .string()
-  .regex(/^(terminal|scripted|policy:[a-z_]+)$/, "terminal | scripted | policy:<name>");
+  .regex(/^(terminal|scripted|ui|policy:[a-z_]+)$/, "terminal | scripted | ui | policy:<name>");
 
 const common = {
   answered_by: AnsweredBy,

@@ -100,7 +100,8 @@ export interface UnconsumedAnswer {
 }
 
 export class ScriptedChannel implements HumanChannel {
-  readonly name = "scripted";
+  /** "scripted", or "ui" for the answers a person gave in `pda ui` (written to a file the resume reads). */
+  readonly name: "scripted" | "ui";
   private readonly lists: Record<QuestionKind, Entry[]>;
   private readonly used: Record<QuestionKind, number> = {
     tool_failure: 0,
@@ -114,8 +115,9 @@ export class ScriptedChannel implements HumanChannel {
   private readonly clock: Clock;
 
   /** `script` in its parsed form (entries as objects); the YAML shorthands are for files (fromFile). */
-  constructor(script: ScriptFile, opts?: { source?: string; clock?: Clock }) {
+  constructor(script: ScriptFile, opts?: { source?: string; clock?: Clock; answeredBy?: "scripted" | "ui" }) {
     const s = ScriptFile.parse(script);
+    this.name = opts?.answeredBy ?? "scripted";
     this.lists = {
       tool_failure: (s.tool_failure ?? []) as Entry[],
       clarification: (s.clarification ?? []) as Entry[],
@@ -128,7 +130,7 @@ export class ScriptedChannel implements HumanChannel {
   }
 
   /** Load a YAML (or JSON) file; a missing or malformed file is a ConfigError naming file:line and field. */
-  static fromFile(file: string, opts?: { clock?: Clock }): ScriptedChannel {
+  static fromFile(file: string, opts?: { clock?: Clock; answeredBy?: "scripted" | "ui" }): ScriptedChannel {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
@@ -137,7 +139,7 @@ export class ScriptedChannel implements HumanChannel {
         cause: e,
       });
     }
-    return new ScriptedChannel(parseConfigText(file, text, ScriptFile), { source: file, clock: opts?.clock });
+    return new ScriptedChannel(parseConfigText(file, text, ScriptFile), { source: file, ...opts });
   }
 
   async ask<Q extends Question>(q: Q, opts?: AskOptions): Promise<AnswerOf<Q["kind"]>> {
@@ -162,7 +164,7 @@ export class ScriptedChannel implements HumanChannel {
       );
     }
     const { expect: _expect, ...fields } = entry;
-    const by = { answered_by: "scripted", at: this.clock.iso() };
+    const by = { answered_by: this.name, at: this.clock.iso() };
     if (q.kind !== "elicitation" && StopOutcome.safeParse(fields.choice).success) {
       const reason = (fields.reason as string | undefined) ?? `scripted ${fields.choice}`;
       return checkAnswer(q, { kind: "stop", question_kind: q.kind, outcome: fields.choice, reason, ...by });

@@ -62,6 +62,31 @@ export const ListSessionsOptions = z.object({
 });
 export type ListSessionsOptions = z.input<typeof ListSessionsOptions>;
 
+/** One page of the session browser (SessionStore.browseSessions), newest first. */
+export const BrowseOptions = z.object({
+  /** Words that must all appear (prefix match), as in ListSessionsOptions. */
+  search: z.string().optional(),
+  status: DisplayStatus.optional(),
+  agent: z.string().min(1).optional(),
+  /** Only the sessions of this batch run. */
+  batch_run: z.string().min(1).optional(),
+  /** ISO time: sessions created at or after it. */
+  since: z.string().min(1).optional(),
+  /** ISO time: sessions created before it. */
+  until: z.string().min(1).optional(),
+  /** The `next` cursor of the previous page. */
+  after: z.string().min(1).optional(),
+  limit: z.number().int().positive().max(500).default(50),
+});
+export type BrowseOptions = z.input<typeof BrowseOptions>;
+
+export const SessionPage = z.object({
+  items: z.array(SessionListItem),
+  /** Cursor for the next page; null on the last one. */
+  next: z.string().nullable(),
+});
+export type SessionPage = z.infer<typeof SessionPage>;
+
 /** One past session that memory search found relevant. */
 export const MemoryHit = z.object({
   session_id: z.string(),
@@ -200,3 +225,15 @@ export const BatchItem = z.object({
   finished_at: z.string().nullable(),
 });
 export type BatchItem = z.infer<typeof BatchItem>;
+
+/** A batch run in the list of runs, with its item counts by status. */
+export const BatchRunSummary = z.object({
+  id: z.string(),
+  input_file: z.string().nullable(),
+  status: z.string(),
+  started_at: z.string(),
+  finished_at: z.string().nullable(),
+  items: z.number().int(),
+  item_statuses: z.record(z.string(), z.number().int()),
+});
+export type BatchRunSummary = z.infer<typeof BatchRunSummary>;

@@ -21,18 +21,22 @@ import {
 import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
 import * as batch from "./batch.js";
+import { batchRuns, browseSessions, changeMark } from "./browse.js";
 import * as read from "./read.js";
 import { BUILTIN_RULES, extraRules } from "./redact.js";
 import { DEFAULT_LIMITS, Sanitizer, byteLength, collectSecrets, type SanitizeLimits } from "./sanitize.js";
 import type {
   BatchItem,
   BatchRun,
+  BatchRunSummary,
+  BrowseOptions,
   DisplayStatus,
   ListSessionsOptions,
   MemoryHit,
   Reliability,
   SearchOptions,
   SessionListItem,
+  SessionPage,
   Timeline,
   ToolCallFilter,
   ToolCallRow,
@@ -350,6 +354,19 @@ export class SessionStore implements SessionRecorder {
     return read.listSessions(this.db, options);
   }
 
+  /** One page of sessions, newest first, filtered; pass the page's `next` as `after` for the following one. */
+  browseSessions(options?: BrowseOptions): SessionPage {
+    return browseSessions(this.db, options);
+  }
+
+  /**
+   * Changes whenever another process commits to the store: a reader checks it (one pragma, no table read)
+   * before looking for what changed.
+   */
+  changeMark(): number {
+    return changeMark(this.db);
+  }
+
   timeline(idOrPrefix: string): Timeline {
     return read.timeline(this.db, idOrPrefix);
   }
@@ -403,6 +420,11 @@ export class SessionStore implements SessionRecorder {
 
   batchRun(runId: string): BatchRun {
     return batch.getRun(this.db, runId);
+  }
+
+  /** Batch runs, newest first, with item counts by status. */
+  batchRuns(limit?: number): BatchRunSummary[] {
+    return batchRuns(this.db, limit);
   }
 
   batchItems(runId: string): BatchItem[] {

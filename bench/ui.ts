@@ -1,0 +1,253 @@
+/**
+ * `pda ui` at scale: the session list (first page, a deep page, filters, full-text search) over 100k sessions,
+ * each next to the bare SQLite query that returns the same page's ids (the same plan) (no per-row counts, no JSON) measured
+ * in the same run, plus the same through the HTTP app (Hono, in process); and a 50-step session's page
+ * (timeline, plan diffs, highlighted code) in server time. Prints JSON. Targets (issue #18): list ≤ 100 ms at
+ * 100k sessions, a 50-step session's page ≤ 300 ms.
+ *
+ *   node dist/bench/ui.js [--sessions 100000] [--runs 50]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { HostGuard } from "../mcp_servers/index.js";
+import { SessionStore, type BrowseOptions } from "../memory/index.js";
+import { simulateSession } from "../memory/tests/simulate.js";
+import { StaticFiles, createApp } from "../ui/index.js";
+
+const { values } = parseArgs({
+  options: { sessions: { type: "string", default: "100000" }, runs: { type: "string", default: "50" } },
+});
+const N = Number(values.sessions);
+const RUNS = Number(values.runs);
+
+let seed = 7;
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+const VERBS = [
+  "convert",
+  "add",
+  "summarise",
+  "compare",
+  "find",
+  "list",
+  "translate",
+  "check",
+  "sort",
+  "plot",
+];
+const NOUNS = [
+  "miles",
+  "invoice",
+  "report",
+  "weather",
+  "prices",
+  "orders",
+  "files",
+  "emails",
+  "sales",
+  "tickets",
+];
+const STATUSES = [
+  "succeeded",
+  "succeeded",
+  "succeeded",
+  "failed",
+  "budget_exhausted",
+  "aborted",
+  "awaiting_human",
+];
+const AGENTS = [null, null, null, null, "planner", "coder", "researcher"];
+
+function fill(store: SessionStore): void {
+  const insert = store.db.prepare(`
+    INSERT INTO sessions (id, agent, original_query, status, final_answer, solution_summary, result_requirement,
+      confidence, tokens, llm_calls, tool_calls, duration_ms, created_at, updated_at, finished_at, session_json)
+    VALUES (?, ?, ?, ?, ?, ?, ?, 0.8, ?, 3, 2, 1500, ?, ?, ?, '{}')`);
+  const start = Date.UTC(2026, 0, 1);
+  store.db.transaction(() => {
+    for (let i = 0; i < N; i++) {
+      const query = `${pick(VERBS)} ${Math.floor(rand() * 1000)} ${pick(NOUNS)} for ${pick(NOUNS)} w${i % 5000}`;
+      const at = new Date(start + i * 60_000).toISOString();
+      insert.run(
+        `s${String(i).padStart(7, "0")}`,
+        pick(AGENTS),
+        query,
+        pick(STATUSES),
+        "done",
+        "done",
+        query,
+        900,
+        at,
+        at,
+        at,
+      );
+    }
+  })();
+}
+
+function time(fn: () => unknown, runs = RUNS): { p50_ms: number; p95_ms: number } {
+  fn(); // warm the statement cache and the pages
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    fn();
+    ms.push(performance.now() - t);
+  }
+  ms.sort((a, b) => a - b);
+  const at = (q: number) => Number(ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]!.toFixed(3));
+  return { p50_ms: at(0.5), p95_ms: at(0.95) };
+}
+
+async function timeAsync(fn: () => Promise<unknown>): Promise<{ p50_ms: number; p95_ms: number }> {
+  await fn();
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    await fn();
+    ms.push(performance.now() - t);
+  }
+  ms.sort((a, b) => a - b);
+  const at = (q: number) => Number(ms[Math.min(ms.length - 1, Math.floor(q * ms.length))]!.toFixed(3));
+  return { p50_ms: at(0.5), p95_ms: at(0.95) };
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "pda-bench-ui-"));
+  const store = SessionStore.open(join(dir, "pda.db"));
+  try {
+    const t0 = performance.now();
+    fill(store);
+    const long = simulateSession(store, {
+      id: "long-50",
+      query: "a long session",
+      steps: 50,
+      replanAfter: [10, 20, 30],
+    });
+    const fillMs = performance.now() - t0;
+    const raw = (sql: string, ...params: unknown[]) => {
+      const s = store.db.prepare(sql);
+      return () => s.all(...params);
+    };
+
+    // The cursor of the page that starts 90% of the way down.
+    let deep: string | undefined;
+    for (let i = 0; i < 180; i++) deep = store.browseSessions({ limit: 500, after: deep }).next ?? undefined;
+    const deepRow = store.db
+      .prepare("SELECT created_at, seq FROM sessions ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET 89999")
+      .get() as { created_at: string; seq: number };
+
+    const cases: Record<string, { ui: BrowseOptions; sqlite: () => unknown; http: string }> = {
+      first_page: {
+        ui: { limit: 50 },
+        sqlite: raw("SELECT id FROM sessions ORDER BY created_at DESC, seq DESC LIMIT 50"),
+        http: "/api/sessions",
+      },
+      deep_page_keyset: {
+        ui: { limit: 50, after: deep },
+        sqlite: raw(
+          "SELECT id FROM sessions WHERE (created_at, seq) < (?, ?) ORDER BY created_at DESC, seq DESC LIMIT 50",
+          deepRow.created_at,
+          deepRow.seq,
+        ),
+        http: `/api/sessions?after=${deep}`,
+      },
+      status_failed: {
+        ui: { limit: 50, status: "failed" },
+        sqlite: raw(
+          "SELECT id FROM sessions WHERE status = 'failed' ORDER BY created_at DESC, seq DESC LIMIT 50",
+        ),
+        http: "/api/sessions?status=failed",
+      },
+      agent_researcher: {
+        ui: { limit: 50, agent: "researcher" },
+        sqlite: raw(
+          "SELECT id FROM sessions WHERE agent = 'researcher' ORDER BY created_at DESC, seq DESC LIMIT 50",
+        ),
+        http: "/api/sessions?agent=researcher",
+      },
+      date_range_one_day: {
+        ui: { limit: 50, since: "2026-01-20", until: "2026-01-21" },
+        sqlite: raw(
+          "SELECT id FROM sessions WHERE created_at >= '2026-01-20' AND created_at < '2026-01-21' ORDER BY created_at DESC, seq DESC LIMIT 50",
+        ),
+        http: "/api/sessions?since=2026-01-20&until=2026-01-21",
+      },
+      search_common_word: {
+        ui: { limit: 50, search: "invoice" },
+        sqlite: raw(
+          "SELECT s.id FROM sessions_fts f JOIN sessions s ON s.seq = f.rowid WHERE sessions_fts MATCH '\"invoice\"*' ORDER BY f.rowid DESC LIMIT 50",
+        ),
+        http: "/api/sessions?q=invoice",
+      },
+      search_rare_words: {
+        ui: { limit: 50, search: "miles w123" },
+        sqlite: raw(
+          'SELECT s.id FROM sessions_fts f JOIN sessions s ON s.seq = f.rowid WHERE sessions_fts MATCH \'"miles"* AND "w123"*\' ORDER BY f.rowid DESC LIMIT 50',
+        ),
+        http: "/api/sessions?q=miles+w123",
+      },
+    };
+
+    const { app, feed } = createApp({ store, guard: new HostGuard(), files: new StaticFiles() });
+    const get = (path: string) => async () => {
+      const r = await app.request(path, { headers: { host: "127.0.0.1:4646" } });
+      if (r.status !== 200) throw new Error(`${path}: ${r.status}`);
+      await r.text();
+    };
+
+    const list: Record<string, unknown> = {};
+    for (const [name, c] of Object.entries(cases)) {
+      const ui = time(() => store.browseSessions(c.ui));
+      const sqlite = time(c.sqlite);
+      const http = await timeAsync(get(c.http));
+      list[name] = {
+        rows: store.browseSessions(c.ui).items.length,
+        store_p50_ms: ui.p50_ms,
+        store_p95_ms: ui.p95_ms,
+        http_p50_ms: http.p50_ms,
+        http_p95_ms: http.p95_ms,
+        sqlite_ids_only_p50_ms: sqlite.p50_ms,
+        ratio_store_to_sqlite_p50: Number((ui.p50_ms / Math.max(sqlite.p50_ms, 0.001)).toFixed(2)),
+      };
+    }
+    // What OFFSET paging would cost at the same depth: the reason for the keyset cursor.
+    const offset = time(
+      raw("SELECT id FROM sessions ORDER BY created_at DESC, seq DESC LIMIT 50 OFFSET 90000"),
+    );
+
+    const pageMs = await timeAsync(get(`/api/sessions/${long.session_id}`));
+    feed.stop();
+    console.log(
+      JSON.stringify(
+        {
+          bench: "ui",
+          sessions: N + 1,
+          fill_ms: Math.round(fillMs),
+          machine: { cpus: cpus().length, load1: Number(loadavg()[0]!.toFixed(2)) },
+          list,
+          sqlite_offset_90000_p50_ms: offset.p50_ms,
+          session_page_50_steps: {
+            events: long.steps.length,
+            http_p50_ms: pageMs.p50_ms,
+            http_p95_ms: pageMs.p95_ms,
+            target_ms: 300,
+          },
+          list_target_ms: 100,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,92 @@
+/**
+ * What the session page shows, computed on the server from the store's timeline: each plan version's diff
+ * against the one before, each step's code highlighted, each model call numbered so its prompt can be fetched
+ * on demand, and the sub-agent sessions. Highlighted code is the only HTML sent; highlight.js escapes it.
+ */
+import { createHash } from "node:crypto";
+import { diffArrays } from "diff";
+import { createRequire } from "node:module";
+import type { SessionListItem, SessionStore, Timeline, TimelineEvent } from "../memory/index.js";
+import type { ResumeState, Resumer } from "./answer.js";
+
+/**
+ * highlight.js is loaded without its type declarations: they pull in the DOM lib, whose fetch types then
+ * clash with Node's across the whole program. The part used here is this small.
+ */
+interface Highlighter {
+  registerLanguage(name: string, language: unknown): void;
+  highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
+}
+const require = createRequire(import.meta.url);
+const hljs = require("highlight.js/lib/core") as Highlighter;
+hljs.registerLanguage("javascript", require("highlight.js/lib/languages/javascript"));
+
+/** One line of a plan diff: added, removed or kept. */
+export interface DiffLine {
+  op: "+" | "-" | " ";
+  text: string;
+}
+
+export type PageEvent =
+  | (Extract<TimelineEvent, { kind: "plan" }> & { diff: DiffLine[] })
+  | (Extract<TimelineEvent, { kind: "step" }> & { code_html: string | null })
+  | (Extract<TimelineEvent, { kind: "llm" }> & { n: number })
+  | Exclude<TimelineEvent, { kind: "plan" | "step" | "llm" }>;
+
+export interface SessionPage {
+  session: Timeline["session"];
+  usage: Timeline["usage"];
+  events: PageEvent[];
+  children: SessionListItem[];
+  /** The question a session awaiting a human waits on, as hil/ typed it (the page's answer form). */
+  pending_human: Record<string, unknown> | null;
+  /** What became of an answer given from the page, while this server runs. */
+  resume: ResumeState | null;
+  /** Changes whenever anything shown changes, so a live page re-renders only then. */
+  version: string;
+}
+
+export function highlight(code: string): string {
+  return hljs.highlight(code, { language: "javascript", ignoreIllegals: true }).value;
+}
+
+export function planDiff(before: readonly string[], after: readonly string[]): DiffLine[] {
+  const out: DiffLine[] = [];
+  for (const part of diffArrays([...before], [...after])) {
+    const op = part.added ? "+" : part.removed ? "-" : " ";
+    for (const text of part.value) out.push({ op, text });
+  }
+  return out;
+}
+
+export function sessionPage(store: SessionStore, id: string, resumes?: Resumer): SessionPage {
+  const t = store.timeline(id);
+  let previous: readonly string[] = [];
+  let llm = 0;
+  const events = t.events.map((e): PageEvent => {
+    switch (e.kind) {
+      case "plan": {
+        const diff = planDiff(previous, e.plan.plan_text);
+        previous = e.plan.plan_text;
+        return { ...e, diff };
+      }
+      case "step":
+        return { ...e, code_html: e.step.code ? highlight(e.step.code) : null };
+      case "llm":
+        return { ...e, n: llm++ };
+      default:
+        return e;
+    }
+  });
+  const children = store.childSessions(t.session.session_id);
+  const pending =
+    t.session.status === "awaiting_human"
+      ? (store.getSession(t.session.session_id).pending_human ?? null)
+      : null;
+  const resume = resumes?.state(t.session.session_id) ?? null;
+  // A step is rewritten in place as it runs, so the version hashes everything rather than counting rows.
+  const version = createHash("sha1")
+    .update(JSON.stringify([t, children, pending, resume]))
+    .digest("base64url");
+  return { session: t.session, usage: t.usage, events, children, pending_human: pending, resume, version };
+}
