@@ -7,7 +7,14 @@ import { basename, join, resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { configDir } from "../config/index.js";
-import { ConfigError, ToolError, defaultDbPath, type ToolInfo, type ToolListCache } from "../core/index.js";
+import {
+  ConfigError,
+  ToolError,
+  defaultDbPath,
+  summaryLine,
+  type ToolInfo,
+  type ToolListCache,
+} from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
 import { runCommand } from "./context.js";
@@ -191,7 +198,7 @@ export function registerHub(program: Command): void {
               for (const t of tools) {
                 const approval = t.needsApproval ? chalk.yellow(" [needs approval]") : "";
                 process.stdout.write(
-                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(t.description.split("\n")[0])}\n`,
+                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(summaryLine(t.description))}\n`,
                 );
               }
             }
