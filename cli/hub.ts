@@ -3,10 +3,10 @@
  * Exit codes (DESIGN.md): 0 done; 1 the tool failed; 2 bad usage or config; 3 a server could not be reached.
  */
 import { statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { configDir } from "../config/index.js";
+import { configDir, configFile } from "../config/index.js";
 import {
   ConfigError,
   ToolError,
@@ -54,7 +54,8 @@ export function hubConfigFile(option?: string): string {
     }
     if (isFile && basename(abs) !== "profiles.yaml") return abs;
   }
-  return join(configDir(given), "mcp_server_config.yaml");
+  // A folder may hold only some files: without its own, the bundled servers.
+  return configFile(configDir(given), "mcp_server_config.yaml");
 }
 
 async function withHub<T>(

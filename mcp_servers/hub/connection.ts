@@ -4,6 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -115,7 +116,7 @@ export class ServerConnection {
     return {
       id: this.id,
       description: this.config.description,
-      transport: this.config.url ? "http" : "stdio",
+      transport: this.config.url ? (this.config.transport === "sse" ? "sse" : "http") : "stdio",
       state: this.state,
       tools: this.tools.length,
       ...(this.lastError !== undefined && { lastError: this.lastError }),
@@ -146,6 +147,12 @@ export class ServerConnection {
 
   private makeTransport(): Transport {
     const c = this.config;
+    if (c.url && c.transport === "sse") {
+      return new SSEClientTransport(new URL(c.url), {
+        requestInit: { headers: c.headers },
+        fetch: cappedFetch(),
+      });
+    }
     if (c.url) {
       return new StreamableHTTPClientTransport(new URL(c.url), {
         requestInit: { headers: c.headers },
