@@ -7,6 +7,7 @@ import { basename, resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { configDir, configFile } from "../config/index.js";
+import { createChannel } from "../hil/index.js";
 import {
   ConfigError,
   ToolError,
@@ -17,11 +18,13 @@ import {
 } from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
+import { answerElicitations } from "./elicit.js";
 import { runCommand } from "./context.js";
 
 interface HubCliOptions {
   config?: string;
   db?: string;
+  hil?: string;
   verbose?: boolean;
 }
 
@@ -58,7 +61,10 @@ export function hubConfigFile(option?: string): string {
   return configFile(configDir(given), "mcp_server_config.yaml");
 }
 
-async function withHub<T>(
+export const FORM_HELP =
+  "who answers a server's forms (elicitation): terminal, scripted:<file.yaml>, or policy:<name> (policy:defaults accepts a form's defaults; default: terminal on a TTY, else policy:fail)";
+
+export async function withHub<T>(
   cmd: Command,
   options: MultiMCPOptions,
   body: (hub: MultiMCP) => Promise<T>,
@@ -67,6 +73,8 @@ async function withHub<T>(
   const onEvent = opts.verbose
     ? (e: HubEvent) => process.stderr.write(chalk.dim(`${describeEvent(e)}\n`))
     : undefined;
+  // Made first: a bad --hil is a usage error before any server starts.
+  const human = createChannel(opts.hil, {});
   const store = openCache(opts);
   let hub: MultiMCP;
   try {
@@ -75,6 +83,7 @@ async function withHub<T>(
     store.close();
     throw e;
   }
+  answerElicitations(hub, human);
   // Ctrl-C must still end the servers this command started.
   const onSignal = () => void hub.close().finally(() => process.exit(130));
   process.once("SIGINT", onSignal);
@@ -218,6 +227,7 @@ export function registerHub(program: Command): void {
     )
     .argument("<tool>", "server.tool (or a tool name unique across servers)")
     .argument("[json]", "the arguments as a JSON object", "{}")
+    .option("--hil <channel>", FORM_HELP)
     .option("--timeout <ms>", "per-call timeout in milliseconds", (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n <= 0)

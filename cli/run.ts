@@ -16,7 +16,7 @@ const MODEL_HELP =
   "llama:<file.gguf>, scripted:<file.yaml>";
 
 const HIL_HELP =
-  "who answers the agent's questions: terminal, scripted:<file.yaml>, or policy:<fail|skip|abort|deny|defer> " +
+  "who answers the agent's questions: terminal, scripted:<file.yaml>, or policy:<fail|skip|abort|deny|defer|defaults> " +
   "(default: terminal on a TTY, else policy:fail)";
 
 export function withSessionOptions(cmd: Command): Command {

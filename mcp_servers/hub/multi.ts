@@ -5,7 +5,15 @@
  * arguments first, records every call, and closes everything on close().
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { ElicitRequest, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type {
+  ElicitRequest,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+} from "@modelcontextprotocol/sdk/types.js";
 import {
   ToolError,
   stripControls,
@@ -262,22 +270,66 @@ export class MultiMCP implements ToolHost {
   }
 
   /** Resources of every ready server (servers without the capability are skipped). */
-  async listResources(server?: string): Promise<(Resource & { server: string })[]> {
+  /** Resources of one server, or of every live one (a server without resources gives none). */
+  listResources(server?: string): Promise<(Resource & { server: string })[]> {
+    return this.listAll(server, "resources/list", "resources", async (client, cursor, timeout) => {
+      const page = await client.listResources(cursor ? { cursor } : undefined, { timeout });
+      return { items: page.resources, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** Resource templates (URIs with `{placeholders}`), like listResources. */
+  listResourceTemplates(server?: string): Promise<(ResourceTemplate & { server: string })[]> {
+    return this.listAll(server, "resources/templates/list", "resources", async (client, cursor, timeout) => {
+      const page = await client.listResourceTemplates(cursor ? { cursor } : undefined, { timeout });
+      return { items: page.resourceTemplates, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** Prompts the servers offer (name, description, arguments), like listResources. */
+  listPrompts(server?: string): Promise<(Prompt & { server: string })[]> {
+    return this.listAll(server, "prompts/list", "prompts", async (client, cursor, timeout) => {
+      const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout });
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
+  }
+
+  readResource(server: string, uri: string): Promise<ReadResourceResult> {
+    return this.ask(server, "resources/read", `reading ${uri} from ${server}`, (client, timeout) =>
+      client.readResource({ uri }, { timeout }),
+    );
+  }
+
+  /** A prompt's messages, its arguments filled in (strings, as MCP has them). */
+  getPrompt(server: string, name: string, args: Record<string, string> = {}): Promise<GetPromptResult> {
+    return this.ask(server, "prompts/get", `getting prompt ${name} from ${server}`, (client, timeout) =>
+      client.getPrompt({ name, arguments: args }, { timeout }),
+    );
+  }
+
+  private async listAll<T>(
+    server: string | undefined,
+    method: string,
+    capability: "resources" | "prompts",
+    page: (
+      client: Client,
+      cursor: string | undefined,
+      timeout: number,
+    ) => Promise<{ items: T[]; nextCursor?: string }>,
+  ): Promise<(T & { server: string })[]> {
     const conns = server
       ? [this.connection(server)]
       : [...this.servers.values()].filter((c) => c.state === "ready" || c.state === "cached");
     const lists = await Promise.all(
       conns.map(async (conn) => {
-        const out: (Resource & { server: string })[] = [];
-        await conn.request("resources/list", async (client) => {
-          if (!client.getServerCapabilities()?.resources) return;
+        const out: (T & { server: string })[] = [];
+        await conn.request(method, async (client) => {
+          if (!client.getServerCapabilities()?.[capability]) return;
           let cursor: string | undefined;
           do {
-            const page = await client.listResources(cursor ? { cursor } : undefined, {
-              timeout: conn.config.timeout_ms,
-            });
-            out.push(...page.resources.map((r) => ({ ...r, server: conn.id })));
-            cursor = page.nextCursor;
+            const got = await page(client, cursor, conn.config.timeout_ms);
+            out.push(...got.items.map((item) => ({ ...item, server: conn.id })));
+            cursor = got.nextCursor;
           } while (cursor);
         });
         return out;
@@ -286,21 +338,20 @@ export class MultiMCP implements ToolHost {
     return lists.flat();
   }
 
-  async readResource(server: string, uri: string): Promise<ReadResourceResult> {
+  /** One request to one server; a failure is a ToolError named `server.method` that says what was asked. */
+  private async ask<T>(
+    server: string,
+    method: string,
+    what: string,
+    fn: (client: Client, timeout: number) => Promise<T>,
+  ): Promise<T> {
     const conn = this.connection(server);
     try {
-      return await conn.request("resources/read", (client) =>
-        client.readResource({ uri }, { timeout: conn.config.timeout_ms }),
-      );
+      return await conn.request(method, (client) => fn(client, conn.config.timeout_ms));
     } catch (e) {
       if (e instanceof ToolError) throw cleanError(e);
       throw cleanError(
-        new ToolError(
-          "TOOL_ERROR",
-          `${server}.resources/read`,
-          `reading ${uri} from ${server}: ${(e as Error).message}`,
-          { cause: e },
-        ),
+        new ToolError("TOOL_ERROR", `${server}.${method}`, `${what}: ${(e as Error).message}`, { cause: e }),
       );
     }
   }
