@@ -51,6 +51,11 @@ function schemas(x: Expansion, expand = true) {
       needs_approval: names,
       /** Tools exempt from needs_approval (what editors call autoApprove / alwaysAllow). */
       auto_approve: names,
+      /**
+       * Folders (or file:// URIs) the server may work in, answered to its roots/list; relative paths resolve
+       * against the config file's folder. Absent: the hub's roots (the working directory).
+       */
+      roots: z.array(str.pipe(z.string().min(1))).optional(),
     })
     .strict()
     .superRefine((s, ctx) => {
@@ -97,6 +102,8 @@ const isRelative = (p: string) => p.startsWith("./") || p.startsWith("../");
 function resolvePaths(config: HubConfig, baseDir: string): HubConfig {
   return {
     servers: config.servers.map((s) => {
+      const roots = s.roots?.map((r) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(r) ? r : resolve(baseDir, r)));
+      s = roots ? { ...s, roots } : s;
       if (!s.command) return s;
       const cwd = s.cwd === undefined ? baseDir : isAbsolute(s.cwd) ? s.cwd : resolve(baseDir, s.cwd);
       const fix = (p: string) => (isRelative(p) ? resolve(cwd, p) : p);

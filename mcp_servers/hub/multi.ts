@@ -30,7 +30,7 @@ import {
 } from "../../core/index.js";
 import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput } from "./config.js";
 import { toolListKey } from "./cache-key.js";
-import { ServerConnection, type ElicitationHandler } from "./connection.js";
+import { ServerConnection, toRoot, type ElicitationHandler } from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
 import { cleanError, cleanEvent } from "./edge.js";
 import { LogLimiter } from "./log-limit.js";
@@ -53,6 +53,8 @@ export interface MultiMCPOptions {
   cache?: ToolListCache;
   /** Start every server and store its list again, whatever the cache holds (`pda tools --refresh`). */
   refresh?: boolean;
+  /** Folders servers may work in (roots/list) unless their config names theirs. Default: the working directory. */
+  roots?: string[];
   /** Listeners attached before the first connect, so start-up events are not missed. */
   onEvent?: HubEventListener;
   onCall?: (record: ToolCallRecord) => void;
@@ -69,6 +71,7 @@ export class MultiMCP implements ToolHost {
   private readonly callListeners = new Set<(record: ToolCallRecord) => void>();
   private readonly eventListeners = new Set<HubEventListener>();
   private elicitationHandler: ElicitationHandler = declineElicitation;
+  private roots: string[] = [process.cwd()];
   private routes: Routes<ServerConnection> = buildRoutes([]);
   /** Tool name warnings already emitted, so a tools/list_changed does not repeat them. */
   private readonly warned = new Set<string>();
@@ -82,6 +85,7 @@ export class MultiMCP implements ToolHost {
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     const baseEnv = options.baseEnv ?? getDefaultEnvironment();
+    if (options.roots) this.roots = [...options.roots];
     const cache = options.cache;
     for (const server of config.servers) {
       const enabled = server.enabled && (!options.only || options.only.includes(server.id));
@@ -96,6 +100,7 @@ export class MultiMCP implements ToolHost {
           onTools: () => this.rebuildTools(),
           ...(cache && { onList: (list: CachedToolList) => cache.put(toolListKey(server), server.id, list) }),
           baseEnv,
+          roots: () => this.roots.map(toRoot),
         },
       );
       this.servers.set(server.id, conn);
@@ -159,6 +164,14 @@ export class MultiMCP implements ToolHost {
   onEvent(listener: HubEventListener): () => void {
     this.eventListeners.add(listener);
     return () => this.eventListeners.delete(listener);
+  }
+
+  /**
+   * The folders servers without roots of their own may work in; each live one is notified and asks again.
+   */
+  setRoots(roots: string[]): void {
+    this.roots = [...roots];
+    for (const conn of this.servers.values()) conn.rootsChanged();
   }
 
   /** Who answers servers' `elicitation/create` requests (the human channel). Default: decline, with a reason. */
