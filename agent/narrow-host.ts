@@ -65,9 +65,12 @@ export function narrowExecute(execute: typeof runCode, all: () => ToolInfo[]): t
     );
 }
 
+/** Namespaces whose functions take a server first (optional for lists): narrowed to the agent's servers. */
+const SERVER_NAMESPACES = ["resources", "prompts"] as const;
+
 /**
- * The host functions a narrow agent gets: `resources.*` only of servers it has tools on (memory as it is), so
- * the resources of a server outside its allowlist stay out of reach like that server's tools.
+ * The host functions a narrow agent gets: `resources.*` and `prompts.*` only of servers it has tools on
+ * (memory as it is), so what a server outside its allowlist offers stays out of reach like its tools.
  */
 export function narrowServices(
   services: Namespaces | undefined,
@@ -75,9 +78,7 @@ export function narrowServices(
   agent: string,
   patterns: readonly string[],
 ): Namespaces | undefined {
-  const resources = services?.resources;
-  if (!services || !resources?.list || !resources.read) return services;
-  const { list, read } = resources;
+  if (!services) return services;
   const servers = () =>
     new Set(
       host
@@ -85,31 +86,33 @@ export function narrowServices(
         .filter((t) => toolAllowed(patterns, t))
         .map((t) => t.server),
     );
-  const check = (server: unknown) => {
-    const mine = servers();
-    if (!mine.has(String(server))) {
-      throw new ToolError(
-        "TOOL_NOT_ALLOWED",
-        "resources",
-        `agent "${agent}" may read resources only of its own servers (${[...mine].join(", ") || "none"}), not ${String(server)}`,
-      );
-    }
-  };
-  return {
-    ...services,
-    resources: {
-      list: async ([server]) => {
-        if (server !== undefined) {
-          check(server);
-          return list([server]);
-        }
-        const mine = servers();
-        return ((await list([])) as Array<{ server: string }>).filter((r) => mine.has(r.server));
-      },
-      read: async ([server, uri]) => {
-        check(server);
-        return read([server, uri]);
-      },
-    },
-  };
+  const narrowed: Namespaces = { ...services };
+  for (const ns of SERVER_NAMESPACES) {
+    const fns = services[ns];
+    if (!fns) continue;
+    narrowed[ns] = Object.fromEntries(
+      Object.entries(fns).map(([name, fn]) => [
+        name,
+        async (args: unknown[]) => {
+          const mine = servers();
+          const [server] = args;
+          if (server === undefined) {
+            const all = await fn(args);
+            return Array.isArray(all)
+              ? all.filter((r: { server?: string }) => mine.has(String(r.server)))
+              : all;
+          }
+          if (!mine.has(String(server))) {
+            throw new ToolError(
+              "TOOL_NOT_ALLOWED",
+              ns,
+              `agent "${agent}" may use ${ns} only of its own servers (${[...mine].join(", ") || "none"}), not ${String(server)}`,
+            );
+          }
+          return fn(args);
+        },
+      ]),
+    );
+  }
+  return narrowed;
 }

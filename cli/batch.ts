@@ -76,7 +76,7 @@ export function registerBatch(program: Command) {
     .option("--profile <name>", "budgets and limits from config/profiles.yaml")
     .option(
       "--hil <spec>",
-      "who answers the agent's questions: policy:<fail|skip|abort|deny|defer> or scripted:<file>",
+      "who answers the agent's questions: policy:<fail|skip|abort|deny|defer|defaults> or scripted:<file>",
       "policy:fail",
     )
     .option(

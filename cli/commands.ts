@@ -54,6 +54,19 @@ export const GROUPS: CommandGroup[] = [
     },
   },
   {
+    load: async () => (await import("./content.js")).registerContent,
+    commands: {
+      resources: [
+        "resources [options] [server]",
+        "the MCP resources and resource templates of the configured servers; `read` prints one",
+      ],
+      prompts: [
+        "prompts [options] [server]",
+        "the MCP prompts of the configured servers; `get` prints one filled in",
+      ],
+    },
+  },
+  {
     load: async () => (await import("./memory.js")).registerMemory,
     commands: {
       sessions: ["sessions [options]", "past sessions, newest first"],

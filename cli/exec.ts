@@ -10,14 +10,18 @@ import { runCode } from "../action/index.js";
 import { SandboxLimits, configDir, loadProfile } from "../config/index.js";
 import { ConfigError, errorMessage } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
+import { createChannel } from "../hil/index.js";
 import { runCommand } from "./context.js";
-import { hubConfigFile } from "./hub.js";
+import { answerElicitations } from "./elicit.js";
+import { hubNamespaces } from "./services.js";
+import { FORM_HELP, hubConfigFile } from "./hub.js";
 
 interface ExecOptions {
   profile?: string;
   maxToolCalls?: string;
   timeoutMs?: string;
   config?: string;
+  hil?: string;
 }
 
 /** Checked inside the command (not as a commander parser) so bad values exit 2 like other usage errors. */
@@ -50,6 +54,7 @@ export function registerExec(program: Command): void {
     )
     .option("--max-tool-calls <n>", "override the profile's sandbox.max_tool_calls")
     .option("--timeout-ms <ms>", "override the profile's sandbox.timeout_ms")
+    .option("--hil <channel>", FORM_HELP)
     .action((file: string, _opts: ExecOptions, cmd: Command) =>
       runCommand(async () => {
         const opts = cmd.optsWithGlobals() as ExecOptions;
@@ -62,7 +67,9 @@ export function registerExec(program: Command): void {
           ...(timeoutMs !== undefined && { timeout_ms: timeoutMs }),
         });
         const code = readCode(file);
+        const human = createChannel(opts.hil, {});
         const hub = await MultiMCP.start(hubConfigFile(opts.config));
+        answerElicitations(hub, human);
         const controller = new AbortController();
         // The first Ctrl-C cancels the step (its result is still printed); servers are closed below.
         const onSignal = () => controller.abort();
@@ -76,6 +83,7 @@ export function registerExec(program: Command): void {
           }
           const result = await runCode(code, hub, limits, {
             signal: controller.signal,
+            namespaces: hubNamespaces(hub),
             onLog: (line) => process.stderr.write(`${chalk.dim(line)}\n`),
           });
           process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -3,18 +3,28 @@
  * Exit codes (DESIGN.md): 0 done; 1 the tool failed; 2 bad usage or config; 3 a server could not be reached.
  */
 import { statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { configDir } from "../config/index.js";
-import { ConfigError, ToolError, defaultDbPath, type ToolInfo, type ToolListCache } from "../core/index.js";
+import { configDir, configFile } from "../config/index.js";
+import { createChannel } from "../hil/index.js";
+import {
+  ConfigError,
+  ToolError,
+  defaultDbPath,
+  summaryLine,
+  type ToolInfo,
+  type ToolListCache,
+} from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
+import { answerElicitations } from "./elicit.js";
 import { runCommand } from "./context.js";
 
 interface HubCliOptions {
   config?: string;
   db?: string;
+  hil?: string;
   verbose?: boolean;
 }
 
@@ -47,10 +57,14 @@ export function hubConfigFile(option?: string): string {
     }
     if (isFile && basename(abs) !== "profiles.yaml") return abs;
   }
-  return join(configDir(given), "mcp_server_config.yaml");
+  // A folder may hold only some files: without its own, the bundled servers.
+  return configFile(configDir(given), "mcp_server_config.yaml");
 }
 
-async function withHub<T>(
+export const FORM_HELP =
+  "who answers a server's forms (elicitation): terminal, scripted:<file.yaml>, or policy:<name> (policy:defaults accepts a form's defaults; default: terminal on a TTY, else policy:fail)";
+
+export async function withHub<T>(
   cmd: Command,
   options: MultiMCPOptions,
   body: (hub: MultiMCP) => Promise<T>,
@@ -59,6 +73,8 @@ async function withHub<T>(
   const onEvent = opts.verbose
     ? (e: HubEvent) => process.stderr.write(chalk.dim(`${describeEvent(e)}\n`))
     : undefined;
+  // Made first: a bad --hil is a usage error before any server starts.
+  const human = createChannel(opts.hil, {});
   const store = openCache(opts);
   let hub: MultiMCP;
   try {
@@ -67,6 +83,7 @@ async function withHub<T>(
     store.close();
     throw e;
   }
+  answerElicitations(hub, human);
   // Ctrl-C must still end the servers this command started.
   const onSignal = () => void hub.close().finally(() => process.exit(130));
   process.once("SIGINT", onSignal);
@@ -191,7 +208,7 @@ export function registerHub(program: Command): void {
               for (const t of tools) {
                 const approval = t.needsApproval ? chalk.yellow(" [needs approval]") : "";
                 process.stdout.write(
-                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(t.description.split("\n")[0])}\n`,
+                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(summaryLine(t.description))}\n`,
                 );
               }
             }
@@ -210,6 +227,7 @@ export function registerHub(program: Command): void {
     )
     .argument("<tool>", "server.tool (or a tool name unique across servers)")
     .argument("[json]", "the arguments as a JSON object", "{}")
+    .option("--hil <channel>", FORM_HELP)
     .option("--timeout <ms>", "per-call timeout in milliseconds", (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n <= 0)

@@ -3,7 +3,7 @@ import { createInterface } from "node:readline/promises";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
-import { ConfigError, type AgentSession } from "../core/index.js";
+import { ConfigError, summaryLine, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
 import { onStdoutClosed } from "./output.js";
 import { runCommand } from "./context.js";
@@ -16,7 +16,7 @@ const MODEL_HELP =
   "llama:<file.gguf>, scripted:<file.yaml>";
 
 const HIL_HELP =
-  "who answers the agent's questions: terminal, scripted:<file.yaml>, or policy:<fail|skip|abort|deny|defer> " +
+  "who answers the agent's questions: terminal, scripted:<file.yaml>, or policy:<fail|skip|abort|deny|defer|defaults> " +
   "(default: terminal on a TTY, else policy:fail)";
 
 export function withSessionOptions(cmd: Command): Command {
@@ -226,7 +226,7 @@ Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2
           }
           if (line === "/tools") {
             for (const t of rt.hub.tools()) {
-              process.stdout.write(`  ${t.qualified} ${chalk.dim(t.description.split("\n")[0] ?? "")}\n`);
+              process.stdout.write(`  ${t.qualified} ${chalk.dim(summaryLine(t.description))}\n`);
             }
             continue;
           }

@@ -2,6 +2,8 @@
  * Wires what a command needs from the global options: config folder, profile, models, the human channel,
  * hub and store. Everything opened here is closed by `close()`.
  */
+import { answerElicitations } from "./elicit.js";
+import { hubNamespaces } from "./services.js";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Namespaces } from "../action/index.js";
@@ -20,7 +22,7 @@ import { hubConfigFile } from "./hub.js";
 import { StoreError, defaultDbPath } from "../core/index.js";
 import { fileSystemMessage } from "./context.js";
 import { HUB_LOGGER } from "./trace.js";
-import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
+import { createChannel, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import type { ModelProvider } from "../llm/types.js";
 import { MultiMCP, type HubEvent } from "../mcp_servers/index.js";
@@ -147,29 +149,18 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
       at: new Date().toISOString(),
     });
   });
-  hub.setElicitationHandler(async (server, request) => {
-    const question = {
-      kind: "elicitation" as const,
-      server,
-      message: request.message,
-      requestedSchema:
-        "requestedSchema" in request ? request.requestedSchema : { type: "object" as const, properties: {} },
-    };
-    const answer = await askOrDefer(human, question);
+  answerElicitations(hub, human, (question, answer) => {
     const id = current();
     if (id) store.recordHumanInput(id, toHumanInput(question, answer));
-    return toElicitResult(answer);
   });
-  // What CODE can reach beside the tools: past sessions (in the loop's memory scope), the servers' resources.
+  // What CODE can reach beside the tools: past sessions (in the loop's memory scope), the servers' resources
+  // and prompts.
   const services = (memory: MemoryService | undefined): Namespaces => ({
     memory: {
       search: async ([text, options]) =>
         memory?.search?.(String(text ?? ""), Number((options as { limit?: number })?.limit ?? 5)) ?? [],
     },
-    resources: {
-      list: async ([server]) => hub.listResources(server === undefined ? undefined : String(server)),
-      read: async ([server, uri]) => hub.readResource(String(server), String(uri)),
-    },
+    ...hubNamespaces(hub),
   });
   const base = (): Omit<LoopDeps, "services"> => ({
     models,

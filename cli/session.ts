@@ -153,7 +153,7 @@ export const EXIT_STILL_WAITING = 4;
 function stillWaiting(s: AgentSession, json: boolean): void {
   const how =
     "no one can answer here (stdin/stdout is not a terminal): run pda resume in a terminal, or answer with " +
-    "--hil scripted:FILE (answers in a YAML file) or --hil policy:<fail|skip|abort|deny|defer>";
+    "--hil scripted:FILE (answers in a YAML file) or --hil policy:<fail|skip|abort|deny|defer|defaults>";
   if (json) {
     const out = { session_id: s.session_id, status: s.status, question: s.pending_question, how };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

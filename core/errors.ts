@@ -40,7 +40,8 @@ export class ModelError extends PdaError {
 
 /**
  * A tool call failed. Codes: TOOL_ERROR (the server returned isError), TOOL_TIMEOUT, TOOL_CANCELLED, TOOL_INVALID_ARGS,
- * TOOL_NOT_FOUND, SERVER_UNAVAILABLE, SERVER_CRASHED, TOOL_DENIED, TOOL_LIMIT.
+ * TOOL_NOT_FOUND, SERVER_UNAVAILABLE, SERVER_CRASHED, TOOL_DENIED, TOOL_LIMIT, TOOL_BAD_OUTPUT (the server's
+ * answer broke its own output schema).
  */
 export class ToolError extends PdaError {
   readonly tool: string;

@@ -38,3 +38,13 @@ export function stripControlsDeep(value: unknown): unknown {
   }
   return value;
 }
+
+/** The first line of a description that says something: servers often start theirs with a blank line. */
+export function summaryLine(description: string): string {
+  return (
+    description
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? ""
+  );
+}

@@ -92,7 +92,8 @@ elicitation:
     expect(await ch.ask(Q.elicitation)).toEqual({
       kind: "elicitation",
       action: "accept",
-      content: { name: "Ada", email: "ada@example.org", seats: 2 },
+      // newsletter was not answered: the schema's default fills it, as a form would.
+      content: { name: "Ada", email: "ada@example.org", seats: 2, newsletter: false },
       ...by,
     });
     expect(await ch.ask(Q.elicitation)).toMatchObject({ action: "decline" });
@@ -244,7 +245,7 @@ describe("createChannel", () => {
         /--hil terminal needs a terminal, but stdin\/stdout is not a TTY and no other terminal was found; use --hil policy:/,
       ],
       ["terminal:x", true, /"terminal" takes no argument/],
-      ["policy:maybe", true, /unknown policy "maybe" \(known: fail, skip, abort, deny, defer\)/],
+      ["policy:maybe", true, /unknown policy "maybe" \(known: fail, skip, abort, deny, defer, defaults\)/],
       ["policy", true, /unknown policy ""/],
       ["scripted", true, /needs a file/],
       ["human", true, /--hil human: expected terminal, scripted:<file> or policy:</],

@@ -133,6 +133,15 @@ export function elicitationContentSchema(schema: RequestedSchema): z.ZodType<Rec
   return z.strictObject(shape) as unknown as z.ZodType<Record<string, ElicitValue>>;
 }
 
+/** The default the schema gives each field that has one: what a form filled by nobody holds. */
+export function schemaDefaults(schema: RequestedSchema): Record<string, ElicitValue> {
+  return Object.fromEntries(
+    elicitationFields(schema)
+      .filter((f) => f.default !== undefined)
+      .map((f) => [f.name, f.default as ElicitValue]),
+  );
+}
+
 /** A one-line error for a value that fails its field's validator, or undefined when it is valid. */
 export function fieldError(f: ElicitField, value: unknown): string | undefined {
   const r = fieldSchema(f).safeParse(value);

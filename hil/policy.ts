@@ -5,15 +5,17 @@
 import { z } from "zod";
 import { systemClock, type Clock } from "../core/index.js";
 import type { AskOptions, HumanChannel } from "./channel.js";
+import { elicitationContentSchema, schemaDefaults } from "./elicitation.js";
 import { HumanCancelled } from "./errors.js";
 import { checkAnswer, type Answer, type AnswerOf, type Question, type QuestionKind } from "./questions.js";
 
-export const POLICY_NAMES = ["fail", "skip", "abort", "deny", "defer"] as const;
+export const POLICY_NAMES = ["fail", "skip", "abort", "deny", "defer", "defaults"] as const;
 export const PolicyName = z.enum(POLICY_NAMES);
 export type PolicyName = z.infer<typeof PolicyName>;
 
 type Stop = { stop: "abort" | "fail" | "defer" };
-type Verdict = Stop | { answer: Record<string, unknown> };
+/** `defaults`: accept a form with its schema's defaults when they fill every required field, else decline. */
+type Verdict = Stop | { answer: Record<string, unknown> } | { defaults: true };
 const stop = (outcome: Stop["stop"]): Stop => ({ stop: outcome });
 
 /**
@@ -23,6 +25,8 @@ const stop = (outcome: Stop["stop"]): Stop => ({ stop: outcome });
  * - abort: end the session as aborted.
  * - deny:  refuse what needs granting (approvals denied, forms declined); what needs an answer fails.
  * - defer: pause the session as awaiting_human with the question kept for `pda resume`.
+ * - defaults: as fail, but a form is accepted with its schema's defaults (declined when a required field
+ *          has none): for servers whose forms have safe defaults.
  * An elicitation lives inside a running tool call, which cannot outlast the process, so it never pauses or
  * stops the session directly: it is cancelled (or declined) and the loop sees the tool's failure.
  */
@@ -63,6 +67,13 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     elicitation: { answer: { action: "cancel" } },
     interrupt: stop("defer"),
   },
+  defaults: {
+    tool_failure: stop("fail"),
+    clarification: stop("fail"),
+    approval: stop("fail"),
+    elicitation: { defaults: true },
+    interrupt: stop("abort"),
+  },
 };
 
 const STOP_REASON: Record<Stop["stop"], (policy: string) => string> = {
@@ -79,6 +90,7 @@ export function policyAnswer<Q extends Question>(
 ): AnswerOf<Q["kind"]> {
   const verdict = POLICY_TABLE[name][q.kind];
   const by = { answered_by: `policy:${name}`, at: opts.at, ...(opts.note ? { note: opts.note } : {}) };
+  if ("defaults" in verdict) return checkAnswer(q, { kind: q.kind, ...formDefaults(q), ...by });
   const a: Answer | Record<string, unknown> =
     "stop" in verdict
       ? {
@@ -90,6 +102,14 @@ export function policyAnswer<Q extends Question>(
         }
       : { kind: q.kind, ...verdict.answer, ...by };
   return checkAnswer(q, a);
+}
+
+function formDefaults(q: Question): Record<string, unknown> {
+  if (q.kind !== "elicitation") return { action: "decline" };
+  const content = schemaDefaults(q.requestedSchema);
+  return elicitationContentSchema(q.requestedSchema).safeParse(content).success
+    ? { action: "accept", content }
+    : { action: "decline", note: "a required field of the form has no default" };
 }
 
 /** `policy:<name>`: answers at once, never reads anything. */

@@ -17,7 +17,7 @@ import { ConfigError, systemClock, type Clock } from "../core/index.js";
 import { parseConfigText } from "../config/index.js";
 import type { AskOptions, HumanChannel } from "./channel.js";
 import { HumanCancelled, ScriptError } from "./errors.js";
-import { elicitationContentSchema } from "./elicitation.js";
+import { elicitationContentSchema, schemaDefaults } from "./elicitation.js";
 import {
   ApprovalChoice,
   ElicitValue,
@@ -170,7 +170,9 @@ export class ScriptedChannel implements HumanChannel {
       return checkAnswer(q, { kind: "stop", question_kind: q.kind, outcome: fields.choice, reason, ...by });
     }
     if (q.kind === "elicitation" && fields.action === "accept") {
-      const r = elicitationContentSchema(q.requestedSchema).safeParse(fields.content);
+      // As a form does: the schema's defaults fill what the answer leaves out.
+      const content = { ...schemaDefaults(q.requestedSchema), ...(fields.content as object | undefined) };
+      const r = elicitationContentSchema(q.requestedSchema).safeParse(content);
       if (!r.success) {
         const issue = r.error.issues[0]!;
         const msg = `${where}: content does not fit the requested schema: ${issue.path.join(".") || "(content)"}: ${issue.message}`;

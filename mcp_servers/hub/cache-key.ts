@@ -39,6 +39,7 @@ export function toolListKey(c: ServerConfig): string {
       env: hashed(c.env),
       cwd: c.cwd ?? null,
       url: c.url ?? null,
+      transport: c.transport ?? null,
       headers: hashed(c.headers),
       files,
     }),

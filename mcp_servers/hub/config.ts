@@ -1,40 +1,33 @@
 /**
- * The hub's configuration: our YAML (`servers:` list) or the `{"mcpServers": {...}}` JSON of desktop MCP
- * clients, validated with zod so every error names file:line:field. `${VAR}` and `${VAR:-default}` expand
- * from the environment; a relative `cwd` resolves against the config file's folder (also the default cwd),
- * and `./` or `../` command/args resolve against the cwd.
+ * The hub's configuration: our YAML (`servers:` list) or the files other MCP clients write, read as those
+ * clients read them (desktop.ts), all validated with zod so every error names file:line:field. `${VAR}`,
+ * `${VAR:-default}` and the editors' `${env:VAR}`, `${workspaceFolder}`, `${userHome}` expand; a relative `cwd`
+ * resolves against the config file's folder (also the default cwd), and `./` or `../` command/args resolve
+ * against the cwd.
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../../core/index.js";
 import { parseConfigText } from "../../config/index.js";
+import { clientFormat, fromClient, jsonWithoutComments, type ClientFormat } from "./desktop.js";
+import { expanded, type Expansion } from "./expand.js";
 
-const ID = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/**
+ * A server's name: anything printable without a dot (the dot separates server and tool in `server.tool`);
+ * code reaches a name that is not an identifier by its alias (core/tool-names.ts).
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what is refused
+export const SERVER_ID = /^[^.\x00-\x1f\x7f]{1,64}$/;
+const ID_RULE = "a server name is 1-64 printable characters without a dot (the dot separates server.tool)";
 
-/** A string with `${VAR}` / `${VAR:-default}` expanded; an unset variable without default is an error. */
-function expanded(env: NodeJS.ProcessEnv) {
-  return z.string().transform((text, ctx) =>
-    text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
-      const value = env[name];
-      if (value !== undefined && value !== "") return value;
-      if (fallback !== undefined) return fallback;
-      ctx.addIssue({
-        code: "custom",
-        message: `environment variable ${name} is not set (write \${${name}:-default})`,
-      });
-      return "";
-    }),
-  );
-}
-
-/** `expand: false` for values that were expanded already (desktop entries converted to our shape). */
-function schemas(env: NodeJS.ProcessEnv, expand = true) {
-  const str = expand ? expanded(env) : z.string();
+/** `expand: false` for values that were expanded already (other clients' entries converted to our shape). */
+function schemas(x: Expansion, expand = true) {
+  const str = expand ? expanded(x) : z.string();
   const names = z.array(z.string().min(1)).default([]);
   const Server = z
     .object({
-      id: z.string().regex(ID, "an id is letters, digits, _ or -, starting with a letter or _"),
+      id: z.string().regex(SERVER_ID, ID_RULE),
       description: z.string().default(""),
       enabled: z.boolean().default(true),
       /** stdio: the program and its arguments. */
@@ -42,8 +35,10 @@ function schemas(env: NodeJS.ProcessEnv, expand = true) {
       args: z.array(str).default([]),
       env: z.record(z.string(), str).default({}),
       cwd: str.optional(),
-      /** Streamable HTTP: the endpoint and extra headers (e.g. Authorization: Bearer ${TOKEN}). */
+      /** Streamable HTTP (or legacy SSE): the endpoint and extra headers (Authorization: Bearer ${TOKEN}). */
       url: str.pipe(z.url()).optional(),
+      /** `sse` for servers that speak only the legacy HTTP+SSE transport (2024-11-05). */
+      transport: z.enum(["stdio", "http", "sse"]).optional(),
       headers: z.record(z.string(), str).default({}),
       /** Per-call timeout; a call may ask for less. */
       timeout_ms: z.number().int().min(1).default(30_000),
@@ -52,15 +47,28 @@ function schemas(env: NodeJS.ProcessEnv, expand = true) {
       /** Only these tools are exposed (all when absent). */
       allow: z.array(z.string().min(1)).optional(),
       deny: names,
-      /** Tools that need a human's approval before each call (ToolInfo.needsApproval). */
+      /** Tools that need a human's approval before each call (ToolInfo.needsApproval); "*" for all. */
       needs_approval: names,
+      /** Tools exempt from needs_approval (what editors call autoApprove / alwaysAllow). */
+      auto_approve: names,
+      /**
+       * Folders (or file:// URIs) the server may work in, answered to its roots/list; relative paths resolve
+       * against the config file's folder. Absent: the hub's roots (the working directory).
+       */
+      roots: z.array(str.pipe(z.string().min(1))).optional(),
     })
     .strict()
     .superRefine((s, ctx) => {
       if (!s.command === !s.url)
         ctx.addIssue({
           code: "custom",
-          message: "give either command (stdio) or url (Streamable HTTP), not both or neither",
+          message: "give either command (stdio) or url (Streamable HTTP or SSE), not both or neither",
+        });
+      if (s.transport && (s.transport === "stdio") !== Boolean(s.command))
+        ctx.addIssue({
+          code: "custom",
+          path: ["transport"],
+          message: `transport ${s.transport} needs ${s.transport === "stdio" ? "command" : "url"}`,
         });
     });
 
@@ -77,73 +85,25 @@ function schemas(env: NodeJS.ProcessEnv, expand = true) {
     })
     .strict();
 
-  /** Desktop clients' shape: unknown keys (autoApprove, alwaysAllow, ...) are tolerated, as they are there. */
-  const DesktopServer = z
-    .looseObject({
-      type: z.enum(["stdio", "http", "streamable-http", "streamableHttp", "sse"]).optional(),
-      command: str.optional(),
-      args: z.array(str).optional(),
-      env: z.record(z.string(), str).optional(),
-      cwd: str.optional(),
-      url: str.pipe(z.url()).optional(),
-      headers: z.record(z.string(), str).optional(),
-      disabled: z.boolean().optional(),
-      timeout: z.number().int().min(1).optional(),
-      description: z.string().optional(),
-    })
-    .superRefine((s, ctx) => {
-      if (s.type === "sse")
-        ctx.addIssue({
-          code: "custom",
-          path: ["type"],
-          message: "the legacy SSE transport is not supported; use Streamable HTTP",
-        });
-      if (!s.command === !s.url)
-        ctx.addIssue({
-          code: "custom",
-          message: "give either command (stdio) or url (Streamable HTTP), not both or neither",
-        });
-    });
-  const DesktopConfig = z.looseObject({
-    mcpServers: z.record(z.string().regex(ID, "a server name is letters, digits, _ or -"), DesktopServer),
-  });
-  return { Server, HubConfig, DesktopConfig };
+  return { Server, HubConfig };
 }
 
 type S = ReturnType<typeof schemas>;
 export type ServerConfig = z.infer<S["Server"]>;
 export type HubConfig = z.infer<S["HubConfig"]>;
-/** What callers may pass in code: our shape before defaults, or the desktop shape. */
-export type HubConfigInput = z.input<S["HubConfig"]> | z.input<S["DesktopConfig"]>;
+/** What callers may pass in code: our shape before defaults, or another client's shape (desktop.ts). */
+export type HubConfigInput = z.input<S["HubConfig"]> | { mcpServers: Record<string, unknown> };
 
 /** The zod schema of our YAML shape (for docs and tools that want it). */
-export const HubConfigSchema = schemas(process.env).HubConfig;
-
-function fromDesktop(d: z.infer<S["DesktopConfig"]>): z.input<S["HubConfig"]> {
-  return {
-    servers: Object.entries(d.mcpServers).map(([id, s]) => {
-      return {
-        id,
-        description: s.description ?? "",
-        enabled: !s.disabled,
-        ...(s.command !== undefined && {
-          command: s.command,
-          args: s.args ?? [],
-          env: s.env ?? {},
-          cwd: s.cwd,
-        }),
-        ...(s.url !== undefined && { url: s.url, headers: s.headers ?? {} }),
-        ...(s.timeout !== undefined && { timeout_ms: s.timeout }),
-      };
-    }),
-  };
-}
+export const HubConfigSchema = schemas({ env: process.env, workspace: process.cwd() }).HubConfig;
 
 const isRelative = (p: string) => p.startsWith("./") || p.startsWith("../");
 
 function resolvePaths(config: HubConfig, baseDir: string): HubConfig {
   return {
     servers: config.servers.map((s) => {
+      const roots = s.roots?.map((r) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(r) ? r : resolve(baseDir, r)));
+      s = roots ? { ...s, roots } : s;
       if (!s.command) return s;
       const cwd = s.cwd === undefined ? baseDir : isAbsolute(s.cwd) ? s.cwd : resolve(baseDir, s.cwd);
       const fix = (p: string) => (isRelative(p) ? resolve(cwd, p) : p);
@@ -158,26 +118,36 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Parse config text (YAML or JSON, either shape); `file` names the source in errors. */
+/**
+ * Parse config text (YAML or JSON, ours or another client's shape); `file` names the source in errors and,
+ * for other clients' files, tells whose rules apply (a Cline file's `timeout` is in seconds).
+ */
 export function parseHubConfig(file: string, text: string, options: LoadOptions = {}): HubConfig {
-  const env = options.env ?? process.env;
-  const s = schemas(env);
-  const Either = z.union([s.DesktopConfig, z.looseObject({})]);
-  const probe = parseConfigText(file, text, Either) as Record<string, unknown>;
+  const baseDir = options.baseDir ?? dirname(resolve(file));
+  const x: Expansion = { env: options.env ?? process.env, workspace: workspaceOf(file, baseDir) };
+  const source = file.endsWith(".json") ? jsonWithoutComments(text) : text;
+  const probe = parseConfigText(file, source, z.unknown());
+  const format: ClientFormat | undefined = clientFormat(file, probe);
   let parsed: HubConfig;
-  if ("mcpServers" in probe) {
-    // Validated (and expanded) in the desktop shape, so errors point at its lines; then only defaults apply.
-    const desktop = fromDesktop(parseConfigText(file, text, s.DesktopConfig));
-    const result = schemas(env, false).HubConfig.safeParse(desktop);
+  if (format) {
+    // Validated (and expanded) in that client's shape, so errors point at its lines; then only defaults apply.
+    const converted = fromClient(format, file, source, x);
+    const result = schemas(x, false).HubConfig.safeParse(converted);
     if (!result.success) {
       const issue = result.error.issues[0]!;
       throw new ConfigError(`${file}: ${issue.path.join(".")}: ${issue.message}`);
     }
     parsed = result.data;
   } else {
-    parsed = parseConfigText(file, text, s.HubConfig);
+    parsed = parseConfigText(file, source, schemas(x).HubConfig);
   }
-  return resolvePaths(parsed, options.baseDir ?? dirname(resolve(file)));
+  return resolvePaths(parsed, baseDir);
+}
+
+/** What `${workspaceFolder}` means: the project a `.vscode/` or `.cursor/` folder belongs to, else the file's folder. */
+function workspaceOf(file: string, baseDir: string): string {
+  const dir = dirname(resolve(file));
+  return /[\\/]\.(vscode|cursor|roo|windsurf|codeium)$/.test(dir) ? dirname(dir) : baseDir;
 }
 
 export function loadHubConfig(file: string, options: LoadOptions = {}): HubConfig {

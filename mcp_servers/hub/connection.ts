@@ -3,11 +3,16 @@
  * lazily again after a crash (restart on next use, with backoff); never replays a call.
  */
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   ElicitRequestSchema,
+  ListRootsRequestSchema,
+  type Root,
   ErrorCode,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -50,6 +55,13 @@ export type ElicitationHandler = (
   request: ElicitRequest["params"],
 ) => Promise<ElicitResult & { reason?: string }>;
 
+/** A folder path or URI as an MCP root (file:// URI, named by its last part). */
+export function toRoot(pathOrUri: string): Root {
+  const uri = /^[a-z][a-z0-9+.-]*:\/\//i.test(pathOrUri) ? pathOrUri : pathToFileURL(pathOrUri).href;
+  const name = basename(pathOrUri.replace(/\/+$/, "")) || pathOrUri;
+  return { uri, name };
+}
+
 export interface ConnectionDeps {
   clock: Clock;
   emit: (event: HubEvent) => void;
@@ -63,6 +75,8 @@ export interface ConnectionDeps {
   onList?: (list: CachedToolList) => void;
   /** Environment for stdio children before the server's own `env` (default: the host's). */
   baseEnv: NodeJS.ProcessEnv;
+  /** The hub's roots, for a server whose config names none. */
+  roots: () => Root[];
 }
 
 /**
@@ -115,7 +129,7 @@ export class ServerConnection {
     return {
       id: this.id,
       description: this.config.description,
-      transport: this.config.url ? "http" : "stdio",
+      transport: this.config.url ? (this.config.transport === "sse" ? "sse" : "http") : "stdio",
       state: this.state,
       tools: this.tools.length,
       ...(this.lastError !== undefined && { lastError: this.lastError }),
@@ -138,6 +152,17 @@ export class ServerConnection {
     });
   }
 
+  /** What this server is told it may work in: its config's roots, else the hub's. */
+  roots(): Root[] {
+    return this.config.roots ? this.config.roots.map(toRoot) : this.deps.roots();
+  }
+
+  /** The hub's roots changed: a live server that follows them is told (it asks roots/list again). */
+  rootsChanged(): void {
+    if (this.config.roots || this.state !== "ready" || !this.client) return;
+    void this.client.sendRootsListChanged().catch(() => {});
+  }
+
   /** Start (or restart) the server and list its tools; rejects with a ToolError SERVER_UNAVAILABLE. */
   connect(): Promise<void> {
     this.connecting ??= this.doConnect().finally(() => (this.connecting = undefined));
@@ -146,6 +171,12 @@ export class ServerConnection {
 
   private makeTransport(): Transport {
     const c = this.config;
+    if (c.url && c.transport === "sse") {
+      return new SSEClientTransport(new URL(c.url), {
+        requestInit: { headers: c.headers },
+        fetch: cappedFetch(),
+      });
+    }
     if (c.url) {
       return new StreamableHTTPClientTransport(new URL(c.url), {
         requestInit: { headers: c.headers },
@@ -170,8 +201,9 @@ export class ServerConnection {
     const transport = this.makeTransport();
     const client = new Client(
       { name: "pda", version: "0.1.0" },
-      { capabilities: { elicitation: { form: {} } } },
+      { capabilities: { elicitation: { form: {} }, roots: { listChanged: true } } },
     );
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: this.roots() }));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       this.deps.emit({
         type: "log",

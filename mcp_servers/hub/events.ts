@@ -35,7 +35,7 @@ export type HubEventListener = (event: HubEvent) => void;
 export interface ServerStatus {
   id: string;
   description: string;
-  transport: "stdio" | "http";
+  transport: "stdio" | "http" | "sse";
   state: ServerState;
   tools: number;
   lastError?: string;

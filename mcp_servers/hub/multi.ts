@@ -5,7 +5,15 @@
  * arguments first, records every call, and closes everything on close().
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { ElicitRequest, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type {
+  ElicitRequest,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+} from "@modelcontextprotocol/sdk/types.js";
 import {
   ToolError,
   stripControls,
@@ -22,7 +30,7 @@ import {
 } from "../../core/index.js";
 import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput } from "./config.js";
 import { toolListKey } from "./cache-key.js";
-import { ServerConnection, type ElicitationHandler } from "./connection.js";
+import { ServerConnection, toRoot, type ElicitationHandler } from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
 import { cleanError, cleanEvent } from "./edge.js";
 import { LogLimiter } from "./log-limit.js";
@@ -45,6 +53,8 @@ export interface MultiMCPOptions {
   cache?: ToolListCache;
   /** Start every server and store its list again, whatever the cache holds (`pda tools --refresh`). */
   refresh?: boolean;
+  /** Folders servers may work in (roots/list) unless their config names theirs. Default: the working directory. */
+  roots?: string[];
   /** Listeners attached before the first connect, so start-up events are not missed. */
   onEvent?: HubEventListener;
   onCall?: (record: ToolCallRecord) => void;
@@ -61,6 +71,7 @@ export class MultiMCP implements ToolHost {
   private readonly callListeners = new Set<(record: ToolCallRecord) => void>();
   private readonly eventListeners = new Set<HubEventListener>();
   private elicitationHandler: ElicitationHandler = declineElicitation;
+  private roots: string[] = [process.cwd()];
   private routes: Routes<ServerConnection> = buildRoutes([]);
   /** Tool name warnings already emitted, so a tools/list_changed does not repeat them. */
   private readonly warned = new Set<string>();
@@ -74,6 +85,7 @@ export class MultiMCP implements ToolHost {
     if (options.onEvent) this.eventListeners.add(options.onEvent);
     if (options.onCall) this.callListeners.add(options.onCall);
     const baseEnv = options.baseEnv ?? getDefaultEnvironment();
+    if (options.roots) this.roots = [...options.roots];
     const cache = options.cache;
     for (const server of config.servers) {
       const enabled = server.enabled && (!options.only || options.only.includes(server.id));
@@ -88,6 +100,7 @@ export class MultiMCP implements ToolHost {
           onTools: () => this.rebuildTools(),
           ...(cache && { onList: (list: CachedToolList) => cache.put(toolListKey(server), server.id, list) }),
           baseEnv,
+          roots: () => this.roots.map(toRoot),
         },
       );
       this.servers.set(server.id, conn);
@@ -151,6 +164,14 @@ export class MultiMCP implements ToolHost {
   onEvent(listener: HubEventListener): () => void {
     this.eventListeners.add(listener);
     return () => this.eventListeners.delete(listener);
+  }
+
+  /**
+   * The folders servers without roots of their own may work in; each live one is notified and asks again.
+   */
+  setRoots(roots: string[]): void {
+    this.roots = [...roots];
+    for (const conn of this.servers.values()) conn.rootsChanged();
   }
 
   /** Who answers servers' `elicitation/create` requests (the human channel). Default: decline, with a reason. */
@@ -262,22 +283,66 @@ export class MultiMCP implements ToolHost {
   }
 
   /** Resources of every ready server (servers without the capability are skipped). */
-  async listResources(server?: string): Promise<(Resource & { server: string })[]> {
+  /** Resources of one server, or of every live one (a server without resources gives none). */
+  listResources(server?: string): Promise<(Resource & { server: string })[]> {
+    return this.listAll(server, "resources/list", "resources", async (client, cursor, timeout) => {
+      const page = await client.listResources(cursor ? { cursor } : undefined, { timeout });
+      return { items: page.resources, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** Resource templates (URIs with `{placeholders}`), like listResources. */
+  listResourceTemplates(server?: string): Promise<(ResourceTemplate & { server: string })[]> {
+    return this.listAll(server, "resources/templates/list", "resources", async (client, cursor, timeout) => {
+      const page = await client.listResourceTemplates(cursor ? { cursor } : undefined, { timeout });
+      return { items: page.resourceTemplates, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** Prompts the servers offer (name, description, arguments), like listResources. */
+  listPrompts(server?: string): Promise<(Prompt & { server: string })[]> {
+    return this.listAll(server, "prompts/list", "prompts", async (client, cursor, timeout) => {
+      const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout });
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
+  }
+
+  readResource(server: string, uri: string): Promise<ReadResourceResult> {
+    return this.ask(server, "resources/read", `reading ${uri} from ${server}`, (client, timeout) =>
+      client.readResource({ uri }, { timeout }),
+    );
+  }
+
+  /** A prompt's messages, its arguments filled in (strings, as MCP has them). */
+  getPrompt(server: string, name: string, args: Record<string, string> = {}): Promise<GetPromptResult> {
+    return this.ask(server, "prompts/get", `getting prompt ${name} from ${server}`, (client, timeout) =>
+      client.getPrompt({ name, arguments: args }, { timeout }),
+    );
+  }
+
+  private async listAll<T>(
+    server: string | undefined,
+    method: string,
+    capability: "resources" | "prompts",
+    page: (
+      client: Client,
+      cursor: string | undefined,
+      timeout: number,
+    ) => Promise<{ items: T[]; nextCursor?: string }>,
+  ): Promise<(T & { server: string })[]> {
     const conns = server
       ? [this.connection(server)]
       : [...this.servers.values()].filter((c) => c.state === "ready" || c.state === "cached");
     const lists = await Promise.all(
       conns.map(async (conn) => {
-        const out: (Resource & { server: string })[] = [];
-        await conn.request("resources/list", async (client) => {
-          if (!client.getServerCapabilities()?.resources) return;
+        const out: (T & { server: string })[] = [];
+        await conn.request(method, async (client) => {
+          if (!client.getServerCapabilities()?.[capability]) return;
           let cursor: string | undefined;
           do {
-            const page = await client.listResources(cursor ? { cursor } : undefined, {
-              timeout: conn.config.timeout_ms,
-            });
-            out.push(...page.resources.map((r) => ({ ...r, server: conn.id })));
-            cursor = page.nextCursor;
+            const got = await page(client, cursor, conn.config.timeout_ms);
+            out.push(...got.items.map((item) => ({ ...item, server: conn.id })));
+            cursor = got.nextCursor;
           } while (cursor);
         });
         return out;
@@ -286,21 +351,20 @@ export class MultiMCP implements ToolHost {
     return lists.flat();
   }
 
-  async readResource(server: string, uri: string): Promise<ReadResourceResult> {
+  /** One request to one server; a failure is a ToolError named `server.method` that says what was asked. */
+  private async ask<T>(
+    server: string,
+    method: string,
+    what: string,
+    fn: (client: Client, timeout: number) => Promise<T>,
+  ): Promise<T> {
     const conn = this.connection(server);
     try {
-      return await conn.request("resources/read", (client) =>
-        client.readResource({ uri }, { timeout: conn.config.timeout_ms }),
-      );
+      return await conn.request(method, (client) => fn(client, conn.config.timeout_ms));
     } catch (e) {
       if (e instanceof ToolError) throw cleanError(e);
       throw cleanError(
-        new ToolError(
-          "TOOL_ERROR",
-          `${server}.resources/read`,
-          `reading ${uri} from ${server}: ${(e as Error).message}`,
-          { cause: e },
-        ),
+        new ToolError("TOOL_ERROR", `${server}.${method}`, `${what}: ${(e as Error).message}`, { cause: e }),
       );
     }
   }

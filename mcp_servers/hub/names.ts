@@ -27,7 +27,7 @@ function isSandboxBuiltin(name: string): boolean {
 /** What routing needs of a server connection. */
 export interface Routable {
   readonly id: string;
-  readonly config: Pick<ServerConfig, "allow" | "deny" | "needs_approval">;
+  readonly config: Pick<ServerConfig, "allow" | "deny" | "needs_approval" | "auto_approve">;
   readonly tools: Tool[];
 }
 
@@ -100,7 +100,7 @@ export function buildRoutes<C extends Routable>(conns: Iterable<C>): Routes<C> {
         description: stripControls(t.description ?? ""),
         inputSchema: stripControlsDeep(t.inputSchema) as Record<string, unknown>,
         ...(t.outputSchema && { outputSchema: stripControlsDeep(t.outputSchema) as Record<string, unknown> }),
-        ...(conn.config.needs_approval.includes(t.name) && { needsApproval: true }),
+        ...(needsApproval(conn.config, t.name) && { needsApproval: true }),
       };
       list.push(info);
       byName.set(qualified, { conn, info });
@@ -117,6 +117,13 @@ export function buildRoutes<C extends Routable>(conns: Iterable<C>): Routes<C> {
  * qualified names (the caller learns it is unavailable, not that the tool does not exist), unless its
  * allow/deny lists forbid the tool.
  */
+/** Listed in needs_approval (or "*" there) and not exempted by auto_approve. */
+function needsApproval(c: Pick<ServerConfig, "needs_approval" | "auto_approve">, tool: string): boolean {
+  return (
+    (c.needs_approval.includes(tool) || c.needs_approval.includes("*")) && !c.auto_approve.includes(tool)
+  );
+}
+
 export function resolveName<C extends Routable & { readonly state: string }>(
   name: string,
   servers: ReadonlyMap<string, C>,

@@ -3,7 +3,11 @@ import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/
 import { ToolError, errorMessage } from "../../core/index.js";
 import { ANSWER_TOO_LARGE } from "./http-cap.js";
 
-/** structuredContent when present, else JSON parsed from the text, else the text; other content as is. */
+/**
+ * structuredContent when present, else JSON parsed from the text, else the text; other content as is. Text
+ * holding an integer JSON numbers cannot carry exactly (past 2^53, e.g. ids) stays text: parsing would change
+ * the value the server sent.
+ */
 export function resultValue(result: CallToolResult): unknown {
   if (result.structuredContent !== undefined) return result.structuredContent;
   const content = result.content ?? [];
@@ -19,12 +23,19 @@ function parseJsonish(text: string): unknown {
   // Only try JSON where it can be JSON: avoids exceptions for plain prose on the hot path.
   if (t && (/^[[{"\-0-9]/.test(t) || t === "true" || t === "false" || t === "null")) {
     try {
-      return JSON.parse(t);
+      const value: unknown = JSON.parse(t);
+      return /\d{16}/.test(t) && hasUnsafeInteger(value) ? text : value;
     } catch {
       // prose that happens to start like JSON
     }
   }
   return text;
+}
+
+function hasUnsafeInteger(value: unknown): boolean {
+  if (typeof value === "number") return Number.isInteger(value) && !Number.isSafeInteger(value);
+  if (value === null || typeof value !== "object") return false;
+  return Object.values(value).some(hasUnsafeInteger);
 }
 
 /** The size of a result as JSON, when its answer's size on the wire is not known (HTTP). */
@@ -56,6 +67,16 @@ export function mapCallError(
     return new ToolError("TOOL_CANCELLED", tool, `call to ${tool} was cancelled: ${reason}`, { cause: e });
   }
   if (e instanceof McpError) {
+    // The SDK client checks structured content against the tool's declared output schema and reports a
+    // mismatch as InvalidParams/InvalidRequest, which would read as the caller's fault: it is the server's.
+    if (BROKEN_OUTPUT.test(e.message)) {
+      return new ToolError(
+        "TOOL_BAD_OUTPUT",
+        tool,
+        `server "${server}" answered ${tool} outside its own output schema: ${stripMcpPrefix(e.message)}`,
+        { cause: e },
+      );
+    }
     switch (e.code) {
       case ErrorCode.RequestTimeout:
         return new ToolError(
@@ -95,6 +116,9 @@ export function mapCallError(
   }
   return new ToolError("TOOL_ERROR", tool, `${tool}: ${msg}`, { cause: e });
 }
+
+const BROKEN_OUTPUT =
+  /Structured content does not match the tool's output schema|has an output schema but did not return structured content/;
 
 function stripMcpPrefix(message: string): string {
   return message.replace(/^MCP error -?\d+: /, "");

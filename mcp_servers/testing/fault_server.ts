@@ -99,6 +99,25 @@ export function createFaultServer(): McpServer {
     },
   );
   server.registerTool(
+    "settings",
+    { description: "Ask for settings in a form whose fields have defaults (elicitation)." },
+    async () => {
+      const answer = await server.server.elicitInput({
+        message: "Settings?",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            colour: { type: "string", default: "blue" },
+            size: { type: "integer", default: 3 },
+            note: { type: "string" },
+          },
+          required: ["colour"],
+        },
+      });
+      return count(text(answer));
+    },
+  );
+  server.registerTool(
     "grow",
     { description: "Add a tool named `grown` (the client is told the list changed)." },
     () => {

@@ -8,6 +8,9 @@
  *   --ignore-eof  keeps running after stdin ends and ignores SIGTERM, with a grandchild that does the same
  *   --orphan      with --ignore-eof: the grandchild is started through a process that exits at once, so it is
  *                 no longer a descendant of the server (only the server's process group still holds it)
+ *   --liar        `liar`: declares an output schema and answers outside it (its own check turned off, as a
+ *                 server without one behaves); `bigid`: a text answer holding an integer past 2^53;
+ *                 `indented`: a description that starts with a blank line, as desktop-commander writes them
  *   --http [host:]port  serve over Streamable HTTP instead of stdio
  * Always: `flood` (n log messages, then an answer), `huge` (an answer of mb megabytes) and `hang` (writes
  * "<pid> <grandchild pid>" to the file named by env HOSTILE_PID_FILE, then never answers).
@@ -54,6 +57,21 @@ export function createHostileServer(argv: string[]): McpServer {
       }),
     );
     server.registerTool("\x1b[8mhidden", { description: "A name with controls." }, () => json("hidden"));
+  }
+  if (argv.includes("--liar")) {
+    server.registerTool(
+      "liar",
+      { description: "Promises a count, sends a word.", outputSchema: { count: z.number() } },
+      () => ({ content: [], structuredContent: { count: "many" } }),
+    );
+    // The SDK's server checks its own output; many servers (other SDKs, hand-written ones) do not.
+    (server as unknown as { validateToolOutput: () => Promise<void> }).validateToolOutput = async () => {};
+    server.registerTool("bigid", { description: "An id past 2^53, as text." }, () => ({
+      content: [{ type: "text" as const, text: '{"id": 12345678901234567890, "n": 1}' }],
+    }));
+    server.registerTool("indented", { description: "\n    Read a file.\n\n    Long help follows." }, () =>
+      json("read"),
+    );
   }
   server.registerTool(
     "flood",

@@ -123,16 +123,17 @@ describe("hub config", () => {
     expect(config.servers[1]).toMatchObject({ url: "http://127.0.0.1:1/mcp", headers: { "X-Key": "k" } });
     writeFileSync(
       file,
-      '{\n  "mcpServers": {\n    "x": {\n      "type": "sse",\n      "url": "http://h/sse"\n    }\n  }\n}\n',
+      '{\n  "mcpServers": {\n    "x": {\n      "type": "sse",\n      "url": 5\n    }\n  }\n}\n',
     );
-    expect(configError(() => loadHubConfig(file)).message).toMatch(
-      /:4: mcpServers\.x\.type: the legacy SSE transport/,
-    );
+    expect(configError(() => loadHubConfig(file)).message).toMatch(/:5: mcpServers\.x\.url: /);
   });
 
   it("a config object is validated too", () => {
-    const e = configError(() => hubConfigFromObject({ servers: [{ id: "has space", command: "x" }] }));
-    expect(e.message).toMatch(/servers\.0\.id/);
+    const e = configError(() => hubConfigFromObject({ servers: [{ id: "has.dot", command: "x" }] }));
+    expect(e.message).toMatch(/servers\.0\.id: a server name .* without a dot/);
+    expect(hubConfigFromObject({ servers: [{ id: "has space", command: "x" }] }).servers[0]!.id).toBe(
+      "has space",
+    );
   });
 });
 
