@@ -76,4 +76,20 @@ describe("start wait", () => {
     const unknown = await reasonOf(undefined, 60_000);
     expect(unknown.busy).toBe(false);
   });
+
+  it("reads nothing from /proc while a start is well within its connect timeout (a scan costs CPU)", async () => {
+    let samples = 0;
+    const wait = startWait({
+      pid: () => 1,
+      timeoutMs: 60_000,
+      maxMs: 600_000,
+      intervalMs: 5,
+      sample: () => (samples++, { ticks: 0, runnable: true }),
+    });
+    // Time for a hundred samples at the old fixed interval; a late timer only makes this surer.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    wait.dispose();
+    expect(samples).toBe(0);
+    expect(wait.signal.aborted).toBe(false);
+  });
 });
