@@ -92,4 +92,20 @@ describe("start wait", () => {
     expect(samples).toBe(0);
     expect(wait.signal.aborted).toBe(false);
   });
+
+  it("does not give up for idleness on a server that answered initialize (it may be waiting for us)", async () => {
+    let samples = 0;
+    const wait = startWait({
+      pid: () => 1,
+      timeoutMs: 20,
+      maxMs: 600_000,
+      intervalMs: 5,
+      sample: () => (samples++, { ticks: 1, runnable: false }),
+    });
+    wait.answered();
+    while (samples < 10) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setImmediate(resolve));
+    wait.dispose();
+    expect(wait.signal.aborted).toBe(false);
+  });
 });
