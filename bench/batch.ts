@@ -2,9 +2,17 @@
  * Batch throughput: wall time of a query set at concurrency 1, 4 and 16 against the ideal (total model time /
  * concurrency), with every model call taking a simulated 200 ms. Each query is a real session: the real
  * @google/genai client against the fake Gemini server (run in a child process, so its work does not share
- * this process's event loop), the real loop, sandbox, math server over stdio and SQLite store. Prints JSON.
+ * this process's event loop), the real loop, sandbox, the bundled servers of config/mcp_server_config.yaml
+ * over stdio (`--servers math`: only math; lists cached, so each starts at its first call, as with
+ * `pda batch`) and SQLite store. Prints JSON.
  *
- *   node dist/bench/batch.js [--queries 200] [--queries-c1 50] [--latency 200] [--repeat 3]
+ *   node dist/bench/batch.js [--queries 200] [--queries-c1 50] [--latency 200] [--repeat 3] [--servers math]
+ *
+ * Memory and CPU count the servers too: RSS is summed over this process and every process under it (the
+ * servers and what they start), sampled every 100 ms, leaving out the fake model server; CPU per query is this
+ * process's plus the servers' (utime + stime from /proc). Beside it, in the same run, the baseline: a plain
+ * HTTP client (fetch) sending the very request bodies the last concurrency-16 run sent, at concurrency 16.
+ * "Overhead" is pda's CPU per query minus the baseline's and minus the servers' (the tools).
  *
  * Concurrency 1 runs fewer queries by default (50 × 0.6 s = 30 s instead of 2 min); its ratio is computed
  * against the ideal for the queries it ran. Concurrency 16 is run `--repeat` times and its median ratio
@@ -12,7 +20,7 @@
  * average is printed beside it.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
@@ -23,7 +31,7 @@ import { AgentLoop, type LoopDeps } from "../agent/index.js";
 import { Profile } from "../config/index.js";
 import { distPath } from "../core/index.js";
 import { DEFAULT_RETRY, createProvider } from "../llm/index.js";
-import { MultiMCP } from "../mcp_servers/index.js";
+import { MultiMCP, loadHubConfig } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
 import { runBatch } from "../performance/index.js";
 import { fakeAgent } from "../performance/testing/fake-agent.js";
@@ -36,13 +44,23 @@ const { values } = parseArgs({
     latency: { type: "string", default: "200" },
     repeat: { type: "string", default: "3" },
     serve: { type: "boolean", default: false },
+    record: { type: "string" },
+    servers: { type: "string", default: "bundled" },
   },
 });
 const latency = Number(values.latency);
 
 if (values.serve) {
   // The fake model server, in its own process: prints its URL, serves until stdin closes.
-  const g = await startFakeGemini({ handler: fakeAgent({ delayMs: latency }) });
+  // Each request's model and body, one JSON line each, for the plain-client baseline to send again.
+  const agent = fakeAgent({ delayMs: latency });
+  const g = await startFakeGemini({
+    handler: (req) => {
+      if (values.record)
+        appendFileSync(values.record, `${JSON.stringify({ model: req.model, body: req.body })}\n`);
+      return agent(req);
+    },
+  });
   process.stdout.write(`${g.url}\n`);
   process.stdin.resume();
   process.stdin.on("end", () => void g.close().then(() => process.exit(0)));
@@ -50,10 +68,10 @@ if (values.serve) {
   await main();
 }
 
-async function startServer(): Promise<{ url: string; stop(): void }> {
+async function startServer(record: string): Promise<{ url: string; pid: number; stop(): void }> {
   const child = spawn(
     process.execPath,
-    [distPath("bench/batch.js"), "--serve", "--latency", String(latency)],
+    [distPath("bench/batch.js"), "--serve", "--latency", String(latency), "--record", record],
     {
       stdio: ["pipe", "pipe", "inherit"],
     },
@@ -64,15 +82,122 @@ async function startServer(): Promise<{ url: string; stop(): void }> {
     child.once("exit", (code) => reject(new Error(`fake server exited (${code})`)));
     setTimeout(() => reject(new Error("fake server did not start in 10 s")), 10_000).unref();
   });
-  return { url, stop: () => child.stdin!.end() };
+  return { url, pid: child.pid!, stop: () => child.stdin!.end() };
+}
+
+/** /proc/<pid>/stat fields after the command name; [1] is ppid, [11] utime, [12] stime (clock ticks). */
+function stat(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined; // gone
+  }
+}
+
+/** This process's descendants, leaving out `skip` and what is under it. */
+function descendants(skip: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const ppid = Number(stat(Number(name))?.[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(process.pid) ?? [])];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    if (pid === skip) continue;
+    out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+function rssKb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms of the servers (every descendant but the fake model server), by pid, so exits are not lost. */
+function serverCpu(skip: number): Map<number, number> {
+  return new Map(
+    descendants(skip).map((pid) => {
+      const f = stat(pid);
+      return [pid, f ? ((Number(f[11]) + Number(f[12])) * 1000) / 100 : 0];
+    }),
+  );
+}
+function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  return [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+}
+
+/** Peak of this process's RSS plus its servers', sampled while a run goes. */
+function treeRss(skip: number): { stop(): number } {
+  let peak = 0;
+  const sample = () => {
+    const kb = rssKb(process.pid) + descendants(skip).reduce((n, pid) => n + rssKb(pid), 0);
+    peak = Math.max(peak, kb);
+  };
+  sample();
+  const timer = setInterval(sample, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return Math.round(peak / 1024);
+    },
+  };
+}
+
+/** The baseline: the recorded request bodies sent again by fetch at `concurrency`; CPU ms per query. */
+async function plainClient(url: string, requests: string[], queries: number, concurrency: number) {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const { model, body } = JSON.parse(requests[next++]!) as { model: string; body: unknown };
+      const res = await fetch(`${url}/v1beta/models/${encodeURIComponent(model)}:generateContent`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-goog-api-key": "bench-key" },
+        body: JSON.stringify(body),
+      });
+      const answer = (await res.json()) as { candidates?: { content?: { parts?: { text?: string }[] } }[] };
+      JSON.parse(answer.candidates?.[0]?.content?.parts?.[0]?.text ?? "null");
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    model_calls: requests.length,
+    wall_ms: Math.round(performance.now() - t0),
+    cpu_ms_per_query: +((cpu.user + cpu.system) / 1000 / queries).toFixed(1),
+  };
 }
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), "pda-bench-batch-"));
-  const server = await startServer();
-  const hub = await MultiMCP.start({
-    servers: [{ id: "math", command: process.execPath, args: [distPath("mcp_servers/math/server.js")] }],
-  });
+  const record = join(dir, "requests.jsonl");
+  writeFileSync(record, "");
+  const server = await startServer(record);
+  const hubConfig =
+    values.servers === "math"
+      ? {
+          servers: [
+            { id: "math", command: process.execPath, args: [distPath("mcp_servers/math/server.js")] },
+          ],
+        }
+      : loadHubConfig(distPath("../config/mcp_server_config.yaml"));
+  // As `pda batch` after any earlier command: the tool lists are cached, so a server starts at its first call
+  // and the batch runs only the servers its queries use.
+  const cacheStore = SessionStore.open(join(dir, "cache.db"));
+  const cache = cacheStore.toolLists();
+  await (await MultiMCP.start(hubConfig, { cache })).close();
+  const hub = await MultiMCP.start(hubConfig, { cache });
   const model = createProvider("gemini", {
     apiKey: "bench-key",
     baseUrl: server.url,
@@ -91,6 +216,9 @@ async function main() {
     const store = SessionStore.open(join(dir, `${name}.db`));
     try {
       const engines0 = enginesCreated();
+      const servers0 = serverCpu(server.pid);
+      const rss = treeRss(server.pid);
+      const requests0 = readFileSync(record, "utf8").length;
       const cpu0 = process.cpuUsage();
       const lag = monitorEventLoopDelay({ resolution: 10 });
       lag.enable();
@@ -115,6 +243,8 @@ async function main() {
       );
       const wall = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
+      const serversMs = cpuSince(servers0, serverCpu(server.pid));
+      const peakTreeMb = rss.stop();
       lag.disable();
       // How long the model calls really took as the client saw them (the fake server shares the machine).
       const seen = store.db.prepare("SELECT sum(latency_ms) AS ms FROM llm_calls").get() as { ms: number };
@@ -134,6 +264,11 @@ async function main() {
         queries_per_s: +((n / wall) * 1000).toFixed(2),
         /** CPU of this process (runner, loop, sandbox, store, HTTP client) per query. */
         cpu_ms_per_query: +((cpu.user + cpu.system) / 1000 / n).toFixed(1),
+        /** CPU of the MCP servers (the tools) per query. */
+        servers_cpu_ms_per_query: +(serversMs / n).toFixed(1),
+        /** Peak RSS of this process and its servers together during this run. */
+        peak_rss_mb_with_servers: peakTreeMb,
+        requests: readFileSync(record, "utf8").slice(requests0).split("\n").filter(Boolean),
         /** Model call latency as observed by the client, and the ratio against that instead of the nominal. */
         observed_model_ms_per_call: Math.round(seen.ms / calls),
         ratio_vs_observed: +(wall / (seen.ms / concurrency)).toFixed(3),
@@ -160,27 +295,49 @@ async function main() {
       c16.push(await run(`c16-${i}`, Number(values.queries), 16));
     const ratios = c16.map((r) => r.ratio).sort((a, b) => a - b);
     const median = ratios[Math.floor((ratios.length - 1) / 2)]!;
+    const mid = <T>(xs: T[], key: (x: T) => number) =>
+      xs.map(key).sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
     const peak = Math.round(process.resourceUsage().maxRSS / 1024);
+    const peakWithServers = Math.max(...c16.map((r) => r.peak_rss_mb_with_servers));
+    const last = c16.at(-1)!;
+    const plain = await plainClient(server.url, last.requests, last.queries, 16);
+    const cpu16 = mid(c16, (r) => r.cpu_ms_per_query);
+    const servers16 = mid(c16, (r) => r.servers_cpu_ms_per_query);
+    const overhead = +(cpu16 - plain.cpu_ms_per_query).toFixed(1);
+    const runs = [c1, c4, ...c16].map(({ requests: _, ...r }) => r);
     const out = {
       bench: "batch",
       model_latency_ms: latency,
+      servers: Object.fromEntries(hub.status().map((s) => [s.id, s.state])),
       note:
         `each query is 3 model calls (perception, decision, perception) plus one sandboxed tool call; ideal = ` +
         `model calls × ${latency} ms / concurrency; concurrency 1 ran ${c1.queries} queries (scaled down for time)`,
-      runs: [c1, c4, ...c16],
+      runs,
       ratio_at_16: { median, min: ratios[0], max: ratios.at(-1), runs: ratios.length },
       peak_rss_mb: peak,
+      /** This process and its servers together, the peak of the concurrency-16 runs. */
+      peak_rss_mb_with_servers: peakWithServers,
+      cpu_at_16: {
+        /** Medians of the concurrency-16 runs, ms per query. */
+        pda_ms_per_query: cpu16,
+        servers_ms_per_query: servers16,
+        plain_http_client_ms_per_query: plain.cpu_ms_per_query,
+        /** pda's CPU beyond what a plain client making the same model calls spends; the servers are apart. */
+        overhead_ms_per_query: overhead,
+        plain_http_client: plain,
+      },
       load_avg_1m: {
         start: +load0.toFixed(2),
         end: +loadavg()[0]!.toFixed(2),
         cores: availableParallelism(),
       },
-      target: { ratio_at_16: 1.15, peak_rss_mb: 300 },
-      meets_target: median <= 1.15 && peak <= 300,
+      target: { ratio_at_16: 1.15, peak_rss_mb_with_servers: 300, overhead_ms_per_query: 10 },
+      meets_target: median <= 1.15 && peakWithServers <= 300 && overhead <= 10,
     };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
     await hub.close();
+    cacheStore.close();
     server.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -280,6 +280,20 @@ CREATE TABLE tool_lists (
 ALTER TABLE sessions ADD COLUMN owner_started TEXT;
 ALTER TABLE sessions ADD COLUMN remember_human INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 10,
+    name: "prompt text stored once per distinct paragraph",
+    // A prompt is mostly paragraphs every call repeats (instructions, rules, tool list): each distinct one is
+    // kept once, keyed by its sha256 (memory/prompts.ts); llm_calls.prompt_parts lists a call's part ids as a
+    // JSON array and its prompt is then ''. Rows logged before this keep their text in prompt (prompt_parts NULL).
+    sql: `
+CREATE TABLE prompt_texts (
+  id INTEGER PRIMARY KEY,
+  sha256 BLOB NOT NULL UNIQUE,
+  text TEXT NOT NULL
+);
+ALTER TABLE llm_calls ADD COLUMN prompt_parts TEXT;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

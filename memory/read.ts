@@ -25,6 +25,7 @@ import {
   type ToolCallRow,
 } from "./schemas.js";
 import { ownerGone } from "./liveness.js";
+import { promptOf } from "./prompts.js";
 import { stmt } from "./sql.js";
 
 export interface SessionRow {
@@ -400,6 +401,7 @@ interface LlmDbRow {
   attempts: number;
   cost_usd: number | null;
   prompt: string;
+  prompt_parts: string | null;
   prompt_bytes: number;
   raw_response: string;
   raw_response_bytes: number;
@@ -443,7 +445,7 @@ export function llmCalls(db: Database.Database, idOrPrefix: string): LlmCallReco
         output_tokens: r.output_tokens,
         latency_ms: r.latency_ms,
         attempts: r.attempts,
-        prompt: r.prompt,
+        prompt: promptOf(db, r),
         raw_response: r.raw_response,
         started_at: r.started_at,
       };

@@ -44,6 +44,7 @@ import type {
   ToolStatsOptions,
 } from "./schemas.js";
 import { ownSelf } from "./liveness.js";
+import { storePrompt } from "./prompts.js";
 import { searchMemory } from "./search.js";
 import { toolListCache } from "./tool-lists.js";
 import { bit, stmt } from "./sql.js";
@@ -202,13 +203,15 @@ export class SessionStore implements SessionRecorder {
   }
 
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {
+    // Redacted and cut first, then split: what is stored once per distinct paragraph is the clean text.
+    const prompt = this.clean.text(r.prompt);
     this.write("recordLlmCall", sessionId, () =>
       stmt(
         this.db,
         `INSERT INTO llm_calls (session_id, role, provider, model, ok, input_tokens, output_tokens, latency_ms,
-          attempts, cost_usd, prompt, prompt_bytes, raw_response, raw_response_bytes, value_json, error, started_at,
-          ord)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          attempts, cost_usd, prompt, prompt_parts, prompt_bytes, raw_response, raw_response_bytes, value_json,
+          error, started_at, ord)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         sessionId,
         this.clean.text(r.role),
@@ -220,7 +223,7 @@ export class SessionStore implements SessionRecorder {
         r.latency_ms,
         r.attempts,
         r.cost_usd ?? null,
-        this.clean.text(r.prompt),
+        storePrompt(this.db, prompt),
         byteLength(r.prompt),
         this.clean.text(r.raw_response),
         byteLength(r.raw_response),

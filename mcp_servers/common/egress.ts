@@ -82,7 +82,9 @@ function subnet(address: string, prefix: number): BlockList {
 
 // BlockList matches IPv4 rules against IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) itself; the NAT64
 // well-known prefix (64:ff9b::a.b.c.d) carries an IPv4 address too, so each IPv4 range is added in that form.
-const RANGES: Range[] = [
+// Built at the first check, not at import: ~60 BlockLists cost a server's start time it needs to answer (#16).
+let ranges: Range[] | undefined;
+const buildRanges = (): Range[] => [
   ...IPV4_RANGES.map(([a, p, kind]) => ({ list: subnet(a, p), kind })),
   ...IPV6_RANGES.map(([a, p, kind]) => ({ list: subnet(a, p), kind })),
   ...IPV4_RANGES.map(([a, p, kind]) => {
@@ -98,7 +100,7 @@ export function nonPublicKind(address: string): string | undefined {
   const family = isIP(bare);
   if (family === 0) return "unparsable"; // BlockList answers false for garbage: refuse instead
   const type = family === 6 ? "ipv6" : "ipv4";
-  return RANGES.find((r) => r.list.check(bare, type))?.kind;
+  return (ranges ??= buildRanges()).find((r) => r.list.check(bare, type))?.kind;
 }
 
 interface Rule {

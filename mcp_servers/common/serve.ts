@@ -1,17 +1,9 @@
 /**
- * Runs a bundled MCP server over stdio (the default) or, with `--http [host:]port`, over Streamable HTTP.
- * Over HTTP each client session gets its own McpServer from `create`, as the SDK binds one server to one
- * transport. The listening URL is printed on stdout (`listening <url>`) so a parent can read the port.
- * Requests whose Host or Origin is not loopback (or allowed by `--allow-host`) are refused: rebinding.ts.
+ * Runs a bundled MCP server over stdio (the default) or, with `--http [host:]port`, over Streamable HTTP
+ * (serve-http.ts, loaded only then: it brings node:http and Hono, which a stdio server must not pay for at start).
  */
-import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { HostGuard } from "./rebinding.js";
 
 export interface ServeOptions {
   /** Called once when the process is about to exit (close databases and the like). */
@@ -33,12 +25,8 @@ export async function serve(
     await server.connect(transport);
     return;
   }
-  const spec = argv[i + 1] ?? "127.0.0.1:0";
-  // host:port, [v6]:port or a bare port.
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(spec);
-  const host = m ? (m[1] ?? m[2]) || "127.0.0.1" : "127.0.0.1";
-  const port = Number(m ? m[3] : spec);
-  await serveHttp(create, host, port, HostGuard.fromArgs(argv, host), options);
+  const { serveHttpFromArgs } = await import("./serve-http.js");
+  await serveHttpFromArgs(create, argv[i + 1] ?? "127.0.0.1:0", argv, options);
 }
 
 let shuttingDown = false;
@@ -51,86 +39,4 @@ async function shutdown(server: McpServer, options: ServeOptions): Promise<void>
   } finally {
     process.exit(0);
   }
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  return text ? JSON.parse(text) : undefined;
-}
-
-function reply(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
-}
-
-async function serveHttp(
-  create: () => McpServer,
-  host: string,
-  port: number,
-  guard: HostGuard,
-  options: ServeOptions,
-): Promise<void> {
-  // Loaded here, not at the top: it brings Hono and costs stdio servers (the usual case) ~0.05 CPU-s at start.
-  const { StreamableHTTPServerTransport } =
-    await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
-
-  const http = createServer((req, res) => {
-    void (async () => {
-      // Before anything else, so a rebound page gets no session, no server and no hint of the routes.
-      const refused = guard.refusal(req.headers);
-      if (refused) return reply(res, 403, refused);
-      const url = new URL(req.url ?? "/", "http://x");
-      if (url.pathname !== "/mcp") return reply(res, 404, "not found: use /mcp");
-      const sid = req.headers["mcp-session-id"];
-      const id = typeof sid === "string" ? sid : undefined;
-      if (req.method === "POST") {
-        let body: unknown;
-        try {
-          body = await readJson(req);
-        } catch {
-          return reply(res, 400, "body is not JSON");
-        }
-        let session = id ? sessions.get(id) : undefined;
-        if (!session) {
-          if (id || !isInitializeRequest(body)) return reply(res, 400, "no valid session id");
-          const server = create();
-          const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-            sessionIdGenerator: () => randomUUID(),
-            onsessioninitialized: (newId) => void sessions.set(newId, { transport, server }),
-          });
-          transport.onclose = () => {
-            if (transport.sessionId) sessions.delete(transport.sessionId);
-          };
-          await server.connect(transport);
-          session = { transport, server };
-        }
-        return session.transport.handleRequest(req, res, body);
-      }
-      const session = id ? sessions.get(id) : undefined;
-      if (!session) return reply(res, 400, "no valid session id");
-      return session.transport.handleRequest(req, res);
-    })().catch((e: unknown) => {
-      if (!res.headersSent) reply(res, 500, e instanceof Error ? e.message : String(e));
-    });
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(port, host, resolve);
-  });
-  const addr = http.address() as AddressInfo;
-  const shown = host.includes(":") ? `[${host}]` : host;
-  process.stdout.write(`listening http://${shown}:${addr.port}/mcp\n`);
-
-  const stop = async () => {
-    for (const { server } of sessions.values()) await server.close().catch(() => {});
-    http.close();
-    await options.onShutdown?.();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
 }

@@ -22,6 +22,7 @@ import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText } from "../common/fetch.js";
 import { HtmlError, htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
+import { lazyValidator } from "../common/validator.js";
 import { ExtractError, extractPdf } from "./extract.js";
 import { DocumentError, DocumentIndex } from "./store.js";
 
@@ -47,7 +48,10 @@ function cap(text: string): { text: string; truncated: boolean } {
 
 export function createDocumentsServer(index: DocumentIndex, options: DocumentsOptions = {}): McpServer {
   const rescanMs = options.rescanMs ?? 30_000;
-  const server = new McpServer({ name: "pda-documents", version: "0.1.0" });
+  const server = new McpServer(
+    { name: "pda-documents", version: "0.1.0" },
+    { jsonSchemaValidator: lazyValidator() },
+  );
   const fresh = async () => {
     if (Date.now() - index.lastSync > rescanMs) await index.sync();
   };

@@ -245,6 +245,7 @@ export class ServerConnection {
     try {
       const options = { signal: wait.signal, timeout: maxMs + 1_000 };
       await client.connect(transport, options);
+      wait.answered(); // idle now may mean waiting for our tools/list, not dead
       await this.refreshTools(client, options);
     } catch (e) {
       // The SDK turns the wait's abort reason into a string; its own message says more.

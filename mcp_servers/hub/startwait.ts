@@ -71,12 +71,18 @@ export class StartTimeout extends Error {
  * A signal that aborts (with a StartTimeout) once the start has taken `timeoutMs` and the process has been
  * idle since the last sample, or once it has taken `maxMs`. Call dispose() when the start ended.
  */
-export function startWait(options: StartWaitOptions): { signal: AbortSignal; dispose(): void } {
+export function startWait(options: StartWaitOptions): {
+  signal: AbortSignal;
+  /** The server answered initialize: from now on it may sit idle waiting for us; only the caps apply. */
+  answered(): void;
+  dispose(): void;
+} {
   const ac = new AbortController();
   const sample = options.sample ?? sampleTree;
   const interval = options.intervalMs ?? 500;
   const started = Date.now();
   let last: CpuSample | undefined;
+  let answered = false;
   const check = () => {
     const elapsed = Date.now() - started;
     const pid = options.pid();
@@ -103,19 +109,47 @@ export function startWait(options: StartWaitOptions): { signal: AbortSignal; dis
           true,
         ),
       );
-    } else if (elapsed >= options.timeoutMs && !busy) {
-      stop();
-      ac.abort(
-        new StartTimeout(
-          `no answer to initialize within ${options.timeoutMs} ms (the process was idle)`,
-          false,
-        ),
-      );
+    } else if (elapsed >= options.timeoutMs && !busy && !answered) {
+      // After the I/O already waiting is read: an idle server may be one whose answer we have not read yet
+      // (timers run before reads in an event-loop turn, and a busy machine makes that window wide).
+      setImmediate(() => {
+        if (answered || ac.signal.aborted || disposed) return;
+        stop();
+        ac.abort(
+          new StartTimeout(
+            `no answer to initialize within ${options.timeoutMs} ms (the process was idle)`,
+            false,
+          ),
+        );
+      });
     }
   };
   const period = Math.min(interval, options.timeoutMs);
-  const timer = setInterval(check, period);
-  timer.unref();
-  const stop = () => clearInterval(timer);
-  return { signal: ac.signal, dispose: stop };
+  // A sample scans all of /proc for the descendants (~200 files), which cost a scripted `pda run` a third of its
+  // CPU on a busy machine; nothing is decided before the connect timeout, so sampling starts two periods
+  // before it (the first sample is the baseline for the second's CPU delta). A start that answers in time, the
+  // usual case, is never sampled. A process spinning on several cores is thus caught at the timeout, not before.
+  let timer: NodeJS.Timeout | undefined;
+  const begin = setTimeout(
+    () => {
+      timer = setInterval(check, period);
+      timer.unref();
+      check();
+    },
+    Math.max(0, options.timeoutMs - 2 * period),
+  );
+  begin.unref();
+  let disposed = false;
+  const stop = () => {
+    clearTimeout(begin);
+    clearInterval(timer);
+  };
+  return {
+    signal: ac.signal,
+    answered: () => void (answered = true),
+    dispose: () => {
+      disposed = true;
+      stop();
+    },
+  };
 }

@@ -9,6 +9,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { serve } from "../common/serve.js";
+import { lazyValidator } from "../common/validator.js";
 import * as m from "./tools.js";
 
 const num = (what: string) => z.number().describe(what);
@@ -26,7 +27,10 @@ function answer(compute: () => unknown): CallToolResult {
 }
 
 export function createMathServer(): McpServer {
-  const server = new McpServer({ name: "pda-math", version: "0.1.0" });
+  const server = new McpServer(
+    { name: "pda-math", version: "0.1.0" },
+    { jsonSchemaValidator: lazyValidator() },
+  );
   const binary: [string, string, (a: number, b: number) => number][] = [
     ["add", "Add two numbers: a + b. Returns a number.", m.add],
     ["subtract", "Subtract b from a: a - b. Returns a number.", m.subtract],

@@ -1,4 +1,4 @@
-/** The public door of the robot simulator: environment, tasks, experts, rendering, episode runner, server. */
+/** The public door of the robot simulator: environment, tasks, experts, rendering, episode runner (the server runs as a process: server.ts). */
 export { RobotEnv, type ResetResult, type FinishResult, type EpisodeRecord } from "./env.js";
 export { RobotError, type RobotErrorCode } from "./errors.js";
 export { GRIPPER, WORKSPACE } from "./gripper.js";
@@ -25,7 +25,6 @@ export {
   type ExpertOutcome,
   type RobotApi,
 } from "./expert/index.js";
-export { createRobotServer, serverOptions, type ServerOptions } from "./server.js";
 export {
   expertRunner,
   parseSeeds,

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { serve } from "../common/serve.js";
+import { lazyValidator } from "../common/validator.js";
 import { Feedback, parseFailures, RunSettings } from "./schemas.js";
 import { registerRobotTools } from "./tools.js";
 import type { RobotEnv } from "./env.js";
@@ -61,7 +62,10 @@ export function createRobotServer(options: ServerOptions): {
   server: McpServer;
   env: () => RobotEnv | undefined;
 } {
-  const server = new McpServer({ name: "pda-robot", version: "0.1.0" });
+  const server = new McpServer(
+    { name: "pda-robot", version: "0.1.0" },
+    { jsonSchemaValidator: lazyValidator() },
+  );
   const report = options.report;
   const handle = registerRobotTools(server, options.settings, {
     onEnv: (env) => {

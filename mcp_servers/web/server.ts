@@ -19,6 +19,7 @@ import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
 import { HtmlError, htmlToMarkdown } from "../common/html.js";
 import { serve } from "../common/serve.js";
+import { lazyValidator } from "../common/validator.js";
 import { RateLimited, RateLimiter } from "./limiter.js";
 import { DEFAULT_ENDPOINT, webSearch, type SearchEndpoint, type SearchKind } from "./search.js";
 
@@ -41,7 +42,10 @@ export function createWebServer(options: WebOptions = {}): McpServer {
   const limiter = options.limiter ?? new RateLimiter(1, 5);
   const egress = options.egress ?? EgressPolicy.PUBLIC_ONLY;
   const searchEgress = egress.allowing(new URL(endpoint.url));
-  const server = new McpServer({ name: "pda-web", version: "0.1.0" });
+  const server = new McpServer(
+    { name: "pda-web", version: "0.1.0" },
+    { jsonSchemaValidator: lazyValidator() },
+  );
 
   server.registerTool(
     "fetch_url_as_markdown",

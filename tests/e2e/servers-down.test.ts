@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { distPath, PACKAGE_ROOT } from "../../core/index.js";
 import { cliFolder, type CliFolder } from "../../cli/harness.js";
+import { SessionStore } from "../../memory/index.js";
 
 const CALCULATOR = join(PACKAGE_ROOT, "config/demo/calculator.yaml");
 const QUERY = "What is 32 + 5 - 3 * 2";
@@ -39,10 +40,14 @@ describe("servers that are down", () => {
     expect(run.stdout).toMatch(/answer .*31/);
 
     const db = new Database(join(cli.dir, "pda.db"), { readonly: true });
-    const { id, prompt } = db
-      .prepare("SELECT session_id AS id, prompt FROM llm_calls WHERE role = 'decision' LIMIT 1")
-      .get() as { id: string; prompt: string };
+    const { id } = db
+      .prepare("SELECT session_id AS id FROM llm_calls WHERE role = 'decision' LIMIT 1")
+      .get() as { id: string };
     db.close();
+    // Through the store: the prompt is kept once per distinct paragraph (migration 10), not in the row.
+    const store = SessionStore.open(join(cli.dir, "pda.db"));
+    const prompt = store.llmCalls(id).find((c) => c.role === "decision")!.prompt;
+    store.close();
     expect(prompt).toMatch(
       /Unavailable now[^\n]*\n- broken \(a server that will not start\): could not start/,
     );

@@ -76,4 +76,36 @@ describe("start wait", () => {
     const unknown = await reasonOf(undefined, 60_000);
     expect(unknown.busy).toBe(false);
   });
+
+  it("reads nothing from /proc while a start is well within its connect timeout (a scan costs CPU)", async () => {
+    let samples = 0;
+    const wait = startWait({
+      pid: () => 1,
+      timeoutMs: 60_000,
+      maxMs: 600_000,
+      intervalMs: 5,
+      sample: () => (samples++, { ticks: 0, runnable: true }),
+    });
+    // Time for a hundred samples at the old fixed interval; a late timer only makes this surer.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    wait.dispose();
+    expect(samples).toBe(0);
+    expect(wait.signal.aborted).toBe(false);
+  });
+
+  it("does not give up for idleness on a server that answered initialize (it may be waiting for us)", async () => {
+    let samples = 0;
+    const wait = startWait({
+      pid: () => 1,
+      timeoutMs: 20,
+      maxMs: 600_000,
+      intervalMs: 5,
+      sample: () => (samples++, { ticks: 1, runnable: false }),
+    });
+    wait.answered();
+    while (samples < 10) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setImmediate(resolve));
+    wait.dispose();
+    expect(wait.signal.aborted).toBe(false);
+  });
 });

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT, ToolError } from "../../../core/index.js";
 import { MultiMCP } from "../../index.js";
 import { gone } from "../../hub/tests/helpers.js";
-import { runExpert, serverOptions, type MotionResult, type Observation, type RobotApi } from "../index.js";
+import { runExpert, type MotionResult, type Observation, type RobotApi } from "../index.js";
+// Not through index.ts: the built server.js is a bundle (mcp_servers/bundle.ts), run as a process, not imported.
+import { serverOptions } from "../server.js";
 
 const SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/robot/server.js");
 const TOOLS = [

@@ -1,0 +1,72 @@
+/**
+ * Build step after tsc (`npm run build`): each bundled server becomes one file, written over the tsc output at
+ * the same path (dist/mcp_servers/<id>/server.js), so the config, the tests and a tsc-only build (unbundled,
+ * slower to start, same behaviour) all keep working. Why: resolving and compiling the ~300 modules of the MCP
+ * SDK and zod cost each server ~0.3 CPU-s before it could answer `initialize`; one file costs a fraction (#16).
+ *   node dist/mcp_servers/bundle.js [outdir]   (default: dist/ of this package)
+ * Left out of the bundles, loaded from node_modules: native code (better-sqlite3) and the heavy libraries a
+ * server imports at first use only (Rapier at the first robot episode, unpdf at the first PDF).
+ */
+import { rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build, type Plugin } from "esbuild";
+import { PACKAGE_ROOT } from "../core/paths.js";
+
+export const BUNDLED_SERVERS = ["math", "documents", "web", "robot"] as const;
+
+const EXTERNAL = ["better-sqlite3", "@dimforge/rapier3d-compat", "unpdf"];
+
+/**
+ * zod re-exports every translation of its error messages (`z.locales`, ~300 KB, a third of a bundle) though
+ * only English, imported on its own, is used; the servers never touch `z.locales`, so it is left empty.
+ */
+const zodLocalesLeftOut: Plugin = {
+  name: "zod-locales-left-out",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: "zod-locales", namespace: "empty" } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "empty" }, () => ({ contents: "export {};", loader: "js" }));
+  },
+};
+
+const CHUNKS = "mcp_servers/chunks";
+
+/** Bundle `servers` into `outdir` (dist/mcp_servers/<id>/server.js under it), replacing earlier chunks. */
+export async function bundleServers(
+  outdir: string = join(PACKAGE_ROOT, "dist"),
+  servers: readonly string[] = BUNDLED_SERVERS,
+): Promise<void> {
+  rmSync(join(outdir, CHUNKS), { recursive: true, force: true });
+  await build({
+    absWorkingDir: PACKAGE_ROOT,
+    entryPoints: servers.map((id) => `mcp_servers/${id}/server.ts`),
+    outbase: ".",
+    outdir,
+    allowOverwrite: true,
+    // What a server imports at first use (the HTTP transport, the robot's physics, the HTML worker's caller) goes
+    // to a chunk of its own, with the node built-ins it needs: one file would load them all at start.
+    splitting: true,
+    chunkNames: `${CHUNKS}/[name]-[hash]`,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: EXTERNAL,
+    sourcemap: true,
+    // Less text to parse at every start; names are kept, as errors are told apart by their class names.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: "warning",
+    plugins: [zodLocalesLeftOut],
+    // CommonJS dependencies call require(); an ES module has none unless given one.
+    banner: {
+      js: "import { createRequire as __pdaRequire } from 'node:module'; const require = __pdaRequire(import.meta.url);",
+    },
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await bundleServers(process.argv[2] ? resolve(process.argv[2]) : undefined);
+}
