@@ -3,14 +3,8 @@
  * resumable from the store), the output CSVs and summary, and run-to-run reports with a chart.
  */
 export { loadOutcomes } from "./run-store.js";
-export {
-  runBatch,
-  type BatchDeps,
-  type BatchOptions,
-  type BatchEvent,
-  type BatchResult,
-  type Counts,
-} from "./runner.js";
+export { runBatch } from "./runner.js";
+export type { BatchDeps, BatchOptions, BatchEvent, BatchResult, Counts } from "./types.js";
 export { readQueryFile, unwrapQuotes, passThroughName, type QueryFile } from "./input.js";
 export { AdaptiveLimiter, LimiterRegistry, type LimiterOptions, type LimiterStats } from "./limiter.js";
 export {

@@ -4,7 +4,7 @@
  */
 import { createRequire } from "node:module";
 import type cliProgressTypes from "cli-progress";
-import type { BatchEvent } from "./runner.js";
+import type { BatchEvent } from "./types.js";
 
 // Loaded when a bar is drawn: performance/ is imported by commands that never draw one.
 const require = createRequire(import.meta.url);
