@@ -22,3 +22,15 @@ export { createProgress, type Progress } from "./progress.js";
 export { reportRun, compareRuns, readRun, type RunData, type ReportFiles } from "./report.js";
 export { renderChart, svgToPng } from "./chart.js";
 export * from "./schemas.js";
+export { runQueued, adoptResult, type QueueOptions } from "./queue-submit.js";
+export { runWorker, type WorkerOptions, type WorkerDeps, type WorkerEvent } from "./queue-worker.js";
+export {
+  JobPayload,
+  JobResult,
+  JobSetup,
+  QUEUE_NAME,
+  PDA_VERSION,
+  jobId,
+  redisAddress,
+  setupFingerprint,
+} from "./queue-job.js";

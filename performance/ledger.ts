@@ -140,16 +140,25 @@ export class RunLedger {
   }
 
   /** A row now durable in the store (the caller saved it). */
-  recorded(outcome: ItemOutcome, judgeTokens: number, worker?: string): void {
+  recorded(
+    outcome: ItemOutcome,
+    judgeTokens: number,
+    from: { worker?: string; wasInFlight?: boolean } = {},
+  ): void {
     this.saved.set(outcome.key, outcome);
     const c = this.counts;
-    c.in_flight = Math.max(0, c.in_flight - 1);
+    if (from.wasInFlight !== false) c.in_flight = Math.max(0, c.in_flight - 1);
     c.done += 1;
     c.tokens += outcome.tokens;
     if (outcome.status !== "succeeded") c.failed += 1;
     this.invocation.ran += 1;
     this.invocation.judge_tokens += judgeTokens;
-    this.emit({ type: "item_end", outcome, counts: { ...c }, ...(worker ? { worker } : {}) });
+    this.emit({
+      type: "item_end",
+      outcome,
+      counts: { ...c },
+      ...(from.worker ? { worker: from.worker } : {}),
+    });
     this.flusher.request();
   }
 
