@@ -1,14 +1,33 @@
-/** `pda batch <file> --out <dir>`: a query file through the agent, N at a time, unattended and resumable. */
+/**
+ * `pda batch <file> --out <dir>`: a query file through the agent, N at a time, unattended and resumable;
+ * in this process, or with `--queue redis://…` on `pda worker` processes.
+ */
 import { dirname } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { configDir, configFile } from "../config/index.js";
+import { configDir, configFile, loadProfile } from "../config/index.js";
 import { ConfigError, ModelError } from "../core/index.js";
 import { createChannel } from "../hil/index.js";
-import { createModels, loadModelsConfig } from "../llm/index.js";
-import { createProgress, readBatchState, readQueryFile, runBatch } from "../performance/index.js";
+import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
+import {
+  createProgress,
+  readBatchState,
+  readQueryFile,
+  runBatch,
+  runQueued,
+  setupFingerprint,
+  type BatchOptions,
+  type BatchResult,
+} from "../performance/index.js";
 import { runCommand } from "./context.js";
-import { dbPath, globalOptions, openRuntime, type GlobalOptions, type Runtime } from "./runtime.js";
+import {
+  dbPath,
+  globalOptions,
+  openRuntime,
+  openStore,
+  type GlobalOptions,
+  type Runtime,
+} from "./runtime.js";
 
 interface BatchCliOptions extends GlobalOptions {
   out: string;
@@ -24,6 +43,7 @@ interface BatchCliOptions extends GlobalOptions {
   tolerance?: string;
   hil?: string;
   memory?: boolean;
+  queue?: string;
 }
 
 /** "90s", "2m", "1500ms" or plain milliseconds. */
@@ -59,9 +79,13 @@ export function registerBatch(program: Command) {
       "--out <dir>",
       "output folder (test_queries_output.csv, tool_performance_status.csv, summary.md)",
     )
-    .option("--concurrency <n>", "queries in flight at once", "4")
+    .option("--concurrency <n>", "queries in flight at once (with --queue: each worker's --concurrency)", "4")
     .option("--resume", "finish the run in --out: only the queries not done yet")
     .option("--force", "start a new run in an --out folder that already holds one")
+    .option(
+      "--queue <url>",
+      "run the queries on `pda worker` processes through Redis (redis://host:6379[/db]) instead of here",
+    )
     .option("--timeout <duration>", "per query, e.g. 120s (default: the profile's max_wall_ms)")
     .option("--max-steps <n>", "per-query step budget")
     .option("--max-llm-calls <n>", "per-query model-call budget")
@@ -87,51 +111,23 @@ export function registerBatch(program: Command) {
     .action(async (file: string, _opts, cmd: Command) =>
       runCommand(async () => {
         const o = globalOptions(cmd) as BatchCliOptions;
-        const concurrency = positiveInt(o.concurrency, "--concurrency")!;
-        const tolerance = Number(o.tolerance);
-        if (!Number.isFinite(tolerance) || tolerance < 0)
-          throw new ConfigError(`--tolerance ${o.tolerance}: expected a number ≥ 0`);
-        const hil = o.hil ?? "policy:fail";
-        if (hil.startsWith("terminal"))
-          throw new ConfigError(
-            "pda batch runs unattended: use --hil policy:<name> or --hil scripted:<file>",
-          );
-        createChannel(hil, { isTTY: false }); // a bad spec fails here, before anything starts
-        const budgets = {
-          ...(o.maxSteps ? { max_steps: positiveInt(o.maxSteps, "--max-steps") } : {}),
-          ...(o.maxLlmCalls ? { max_llm_calls: positiveInt(o.maxLlmCalls, "--max-llm-calls") } : {}),
-          ...(o.maxTokens ? { max_tokens: positiveInt(o.maxTokens, "--max-tokens") } : {}),
-          ...(o.maxCostUsd ? { max_cost_usd: positiveNumber(o.maxCostUsd, "--max-cost-usd") } : {}),
-        };
-        readQueryFile(file); // a bad query file fails here, before any server is started
-        // A folder's run lives in the store it was started with, unless --db says otherwise.
-        const previous = readBatchState(o.out);
-        const db = o.db ?? previous?.db ?? dbPath(o);
+        const options = batchOptions(file, o);
         // The models of models.yaml (or --model), with their own transport retries off: the batch's shared
         // limiter sees every 429 and does the retrying.
         const config = loadModelsConfig(dirname(configFile(configDir(o.config), "models.yaml")));
         const router = createModels({ model: o.model, config, retry: { ...config.retry, max_retries: 0 } });
-        const models = {
-          perception: router.forRole("perception"),
-          decision: router.forRole("decision"),
-          judge: o.judge ? router.forRole("judge") : undefined,
-        };
-        const runtimeOptions: GlobalOptions = { ...o, db, hil };
-        let rt: Runtime;
-        try {
-          await router.prepare(); // the local model file, before any query is started
-          rt = await openRuntime(runtimeOptions, { models: { perception: router, decision: router } });
-        } catch (e) {
-          await router.close();
-          throw e;
-        }
-
+        options.model = router
+          .describe(["perception", "decision"])
+          .map((m) => `${m.role} ${m.spec}`)
+          .join(", ");
         const ac = new AbortController();
         const onSignal = () => {
           if (ac.signal.aborted) process.exit(130);
           process.stderr.write(
             chalk.yellow(
-              "\nstopping: queries in flight are cancelled and kept for --resume (again to exit now)\n",
+              o.queue
+                ? "\nstopping: the workers go on; re-attach with the same command and --resume (again to exit now)\n"
+                : "\nstopping: queries in flight are cancelled and kept for --resume (again to exit now)\n",
             ),
           );
           ac.abort(new Error("interrupted"));
@@ -139,60 +135,119 @@ export function registerBatch(program: Command) {
         process.on("SIGINT", onSignal);
         process.on("SIGTERM", onSignal);
         const progress = createProgress({ tty: !!process.stderr.isTTY, verbose: o.verbose });
+        options.signal = ac.signal;
+        options.onEvent = (e) => progress.onEvent(e);
         try {
-          const r = await runBatch(
-            {
-              input: file,
-              out: o.out,
-              db,
-              model: router
-                .describe(["perception", "decision"])
-                .map((m) => `${m.role} ${m.spec}`)
-                .join(", "),
-              concurrency,
-              resume: o.resume,
-              force: o.force,
-              timeoutMs: o.timeout ? parseDurationMs(o.timeout, "--timeout") : undefined,
-              budgets,
-              judge: o.judge,
-              tolerance,
-              hil,
-              memory: o.memory,
-              signal: ac.signal,
-              onEvent: (e) => progress.onEvent(e),
-            },
-            { store: rt.store, models, profile: rt.profile, loop: rt.loop },
-          );
+          const r = o.queue
+            ? await submitToQueue(options, o, o.queue, router)
+            : await runHere(options, o, router);
           progress.stop();
-          const done = r.outcomes.length;
-          const ok = r.outcomes.filter((x) => x.status === "succeeded").length;
-          const checked = r.outcomes.filter((x) => x.correct !== null);
-          const correct = checked.filter((x) => x.correct).length;
-          process.stdout.write(
-            `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
-              `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
-          );
-          if (r.status === "stopped" && r.error) {
-            process.stderr.write(
-              `${chalk.red("stopped")} ${r.error.message}\n${r.remaining} queries left: finish them with --resume\n`,
-            );
-            // A model that cannot be used (no key, quota spent) is exit 3, like any unreachable model.
-            return r.error instanceof ModelError ? 3 : Math.max(1, r.error.exitCode);
-          }
-          if (r.status === "interrupted") {
-            process.stderr.write(
-              `${r.remaining} queries left: finish them with the same command and --resume\n`,
-            );
-            return 130;
-          }
-          return 0;
+          return printResult(r);
         } finally {
           progress.stop();
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
-          await rt.close();
           await router.close();
         }
       }),
     );
+}
+
+/** The command line checked and turned into the run's options, before any server or connection starts. */
+function batchOptions(file: string, o: BatchCliOptions): BatchOptions {
+  const concurrency = positiveInt(o.concurrency, "--concurrency")!;
+  const tolerance = Number(o.tolerance);
+  if (!Number.isFinite(tolerance) || tolerance < 0)
+    throw new ConfigError(`--tolerance ${o.tolerance}: expected a number ≥ 0`);
+  const hil = o.hil ?? "policy:fail";
+  if (hil.startsWith("terminal"))
+    throw new ConfigError("pda batch runs unattended: use --hil policy:<name> or --hil scripted:<file>");
+  createChannel(hil, { isTTY: false }); // a bad spec fails here, before anything starts
+  const budgets = {
+    ...(o.maxSteps ? { max_steps: positiveInt(o.maxSteps, "--max-steps") } : {}),
+    ...(o.maxLlmCalls ? { max_llm_calls: positiveInt(o.maxLlmCalls, "--max-llm-calls") } : {}),
+    ...(o.maxTokens ? { max_tokens: positiveInt(o.maxTokens, "--max-tokens") } : {}),
+    ...(o.maxCostUsd ? { max_cost_usd: positiveNumber(o.maxCostUsd, "--max-cost-usd") } : {}),
+  };
+  readQueryFile(file); // a bad query file fails here, before any server is started
+  // A folder's run lives in the store it was started with, unless --db says otherwise.
+  const db = o.db ?? readBatchState(o.out)?.db ?? dbPath(o);
+  return {
+    input: file,
+    out: o.out,
+    db,
+    model: o.model ?? "",
+    concurrency,
+    resume: o.resume,
+    force: o.force,
+    timeoutMs: o.timeout ? parseDurationMs(o.timeout, "--timeout") : undefined,
+    budgets,
+    judge: o.judge,
+    tolerance,
+    hil,
+    memory: o.memory,
+  };
+}
+
+/** The queries in this process, N at a time, against the configured MCP servers. */
+async function runHere(options: BatchOptions, o: BatchCliOptions, router: ModelRouter): Promise<BatchResult> {
+  const models = {
+    perception: router.forRole("perception"),
+    decision: router.forRole("decision"),
+    judge: o.judge ? router.forRole("judge") : undefined,
+  };
+  await router.prepare(); // the local model file, before any query is started
+  const rt: Runtime = await openRuntime(
+    { ...o, db: options.db, hil: options.hil },
+    { models: { perception: router, decision: router } },
+  );
+  try {
+    return await runBatch(options, { store: rt.store, models, profile: rt.profile, loop: rt.loop });
+  } finally {
+    await rt.close();
+  }
+}
+
+/** The queries as BullMQ jobs for `pda worker`s; this process only waits and adopts their results. */
+async function submitToQueue(
+  options: BatchOptions,
+  o: BatchCliOptions,
+  queue: string,
+  router: ModelRouter,
+): Promise<BatchResult> {
+  const { profile } = loadProfile(configDir(o.config), o.profile);
+  const roles = ["perception", "decision", ...(o.judge ? ["judge"] : [])];
+  const fingerprint = setupFingerprint(router.describe(roles), profile);
+  const store = openStore({ ...o, db: options.db }, profile.redact);
+  try {
+    return await runQueued(
+      { ...options, queue, setup: { model: o.model ?? null, profile: o.profile ?? null, fingerprint } },
+      { store },
+    );
+  } finally {
+    store.close();
+  }
+}
+
+function printResult(r: BatchResult): number {
+  const done = r.outcomes.length;
+  const ok = r.outcomes.filter((x) => x.status === "succeeded").length;
+  const checked = r.outcomes.filter((x) => x.correct !== null);
+  const correct = checked.filter((x) => x.correct).length;
+  process.stdout.write(
+    `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
+      `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
+  );
+  if (r.status === "stopped" && r.error) {
+    process.stderr.write(
+      `${chalk.red("stopped")} ${r.error.message}\n${r.remaining} queries left: finish them with --resume\n`,
+    );
+    // A model that cannot be used (no key, quota spent) is exit 3, like any unreachable model.
+    return r.error instanceof ModelError ? 3 : Math.max(1, r.error.exitCode);
+  }
+  if (r.status === "interrupted") {
+    process.stderr.write(`${r.remaining} queries left: finish them with the same command and --resume\n`);
+    return 130;
+  }
+  return 0;
 }

@@ -88,6 +88,15 @@ export const GROUPS: CommandGroup[] = [
     },
   },
   {
+    load: async () => (await import("./worker.js")).registerWorker,
+    commands: {
+      worker: [
+        "worker [options]",
+        "take `pda batch --queue` jobs from Redis and run them, each as a session in this worker's store",
+      ],
+    },
+  },
+  {
     load: async () => (await import("./report.js")).registerReport,
     commands: {
       report: [

@@ -3,14 +3,8 @@
  * resumable from the store), the output CSVs and summary, and run-to-run reports with a chart.
  */
 export { loadOutcomes } from "./run-store.js";
-export {
-  runBatch,
-  type BatchDeps,
-  type BatchOptions,
-  type BatchEvent,
-  type BatchResult,
-  type Counts,
-} from "./runner.js";
+export { runBatch } from "./runner.js";
+export type { BatchDeps, BatchOptions, BatchEvent, BatchResult, Counts } from "./types.js";
 export { readQueryFile, unwrapQuotes, passThroughName, type QueryFile } from "./input.js";
 export { AdaptiveLimiter, LimiterRegistry, type LimiterOptions, type LimiterStats } from "./limiter.js";
 export {
@@ -28,3 +22,15 @@ export { createProgress, type Progress } from "./progress.js";
 export { reportRun, compareRuns, readRun, type RunData, type ReportFiles } from "./report.js";
 export { renderChart, svgToPng } from "./chart.js";
 export * from "./schemas.js";
+export { runQueued, adoptResult, type QueueOptions } from "./queue-submit.js";
+export { runWorker, type WorkerOptions, type WorkerDeps, type WorkerEvent } from "./queue-worker.js";
+export {
+  JobPayload,
+  JobResult,
+  JobSetup,
+  QUEUE_NAME,
+  PDA_VERSION,
+  jobId,
+  redisAddress,
+  setupFingerprint,
+} from "./queue-job.js";

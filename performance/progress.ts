@@ -4,7 +4,7 @@
  */
 import { createRequire } from "node:module";
 import type cliProgressTypes from "cli-progress";
-import type { BatchEvent } from "./runner.js";
+import type { BatchEvent } from "./types.js";
 
 // Loaded when a bar is drawn: performance/ is imported by commands that never draw one.
 const require = createRequire(import.meta.url);
@@ -35,6 +35,8 @@ function note(e: BatchEvent, verbose: boolean): string | null {
       return e.reason === "interrupted" ? null : `stopping: ${e.reason}`;
     case "item_pending":
       return `${e.key} left for --resume (${e.reason})`;
+    case "worker_note":
+      return `${e.key}: ${e.message}`;
     default:
       return null;
   }
@@ -46,7 +48,7 @@ function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
     {
       stream,
       format:
-        "{bar} {value}/{total} done | {failed} failed | {in_flight} in flight | ETA {eta_formatted} | {tokens} tokens",
+        "{bar} {value}/{total} done | {failed} failed | {in_flight} in flight | ETA {eta_formatted} | {tokens} tokens{workers}",
       hideCursor: true,
       // Ctrl-C is the batch's to handle (cancel, keep for --resume); the bar stays up meanwhile.
       gracefulExit: false,
@@ -58,15 +60,25 @@ function barProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
   );
   let bar: cliProgressTypes.SingleBar | undefined;
   let stopped = false;
+  // Queue mode: rows done per worker, shown after the tokens.
+  const byWorker = new Map<string, number>();
+  const workers = () =>
+    byWorker.size === 0 ? "" : ` | ${[...byWorker].map(([w, n]) => `${w} ${n}`).join(", ")}`;
   return {
     onEvent(e) {
       if (e.type === "start") {
-        bar = multi.create(e.total, e.already_done, { failed: 0, in_flight: 0, tokens: 0 });
+        bar = multi.create(e.total, e.already_done, { failed: 0, in_flight: 0, tokens: 0, workers: "" });
         return;
       }
       if (e.type === "item_start" || e.type === "item_end" || e.type === "item_pending") {
         const c = e.counts;
-        bar?.update(c.done, { failed: c.failed, in_flight: c.in_flight, tokens: c.tokens });
+        if (e.type === "item_end" && e.worker) byWorker.set(e.worker, (byWorker.get(e.worker) ?? 0) + 1);
+        bar?.update(c.done, {
+          failed: c.failed,
+          in_flight: c.in_flight,
+          tokens: c.tokens,
+          workers: workers(),
+        });
       }
       const line = note(e, verbose);
       if (line) multi.log(`${line}\n`);
@@ -96,7 +108,7 @@ function lineProgress(stream: NodeJS.WriteStream, verbose: boolean): Progress {
         const correct = o.correct === null ? "" : o.correct ? " correct" : " not correct";
         write(
           `[${c.done}/${c.total}] ${o.key} ${o.status}${correct} ${(o.duration_ms / 1000).toFixed(1)} s ${o.tokens} tokens` +
-            ` (failed ${c.failed}, in flight ${c.in_flight}, ${c.tokens} tokens in all)`,
+            `${e.worker ? ` by ${e.worker}` : ""} (failed ${c.failed}, in flight ${c.in_flight}, ${c.tokens} tokens in all)`,
         );
         return;
       }

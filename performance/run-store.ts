@@ -7,13 +7,13 @@ import { ConfigError, StoreError, newId, type Clock } from "../core/index.js";
 import type { SessionStore, ToolCallRow } from "../memory/index.js";
 import { readBatchState } from "./files.js";
 import type { QueryFile } from "./input.js";
-import type { BatchDeps, BatchOptions } from "./runner.js";
+import type { BatchDeps, BatchOptions } from "./types.js";
 import { BatchState, ItemOutcome } from "./schemas.js";
 
 /** Create or reopen the run this folder belongs to. */
 export function openRun(
   opts: BatchOptions,
-  deps: BatchDeps,
+  deps: Pick<BatchDeps, "store" | "newId">,
   file: QueryFile,
   out: string,
   clock: Clock,
