@@ -159,11 +159,15 @@ export function registerBatch(program: Command) {
               hil,
               memory: o.memory,
               signal: ac.signal,
-              onEvent: (e) => progress.onEvent(e),
+              onEvent: (e) => {
+                if (e.type === "start") rt.telemetry?.batchStart(e.run_id, { "pda.batch.queries": e.total });
+                progress.onEvent(e);
+              },
             },
             { store: rt.store, models, profile: rt.profile, loop: rt.loop },
           );
           progress.stop();
+          rt.telemetry?.batchEnd(r.status);
           const done = r.outcomes.length;
           const ok = r.outcomes.filter((x) => x.status === "succeeded").length;
           const checked = r.outcomes.filter((x) => x.correct !== null);
@@ -188,6 +192,7 @@ export function registerBatch(program: Command) {
           return 0;
         } finally {
           progress.stop();
+          rt.telemetry?.batchEnd("error"); // a run that threw; no-op when it ended above
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
           await rt.close();
