@@ -324,6 +324,66 @@ describe("OpenTelemetry export", () => {
     expect(warnings[0]).toMatch(/exporting (spans|metrics) failed/);
   });
 
+  it("a human question is a span of its own, from when it was put to when it was answered", async () => {
+    const plan = ["Step 0: ask the unit", "Step 1: add"];
+    const script = join(cli.dir, "nop.yaml");
+    writeFileSync(
+      script,
+      stringify({
+        perception: [snap(false), snap(true, "5")],
+        decision: [
+          { plan_text: plan, step_index: 0, description: "ask", type: "NOP", question: "Celsius or Kelvin?" },
+          {
+            plan_text: plan,
+            step_index: 1,
+            description: "add",
+            type: "CODE",
+            code: "return await add(2, 3);",
+          },
+        ],
+      }),
+    );
+    const answers = join(cli.dir, "answers.yaml");
+    writeFileSync(answers, stringify({ clarification: ["Kelvin"] }));
+    const r = await cli.pda(
+      ["--otel", "run", "--model", `scripted:${script}`, "--hil", `scripted:${answers}`, "What is 2+3?"],
+      undefined,
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const human = one(rx.spans, "pda.human clarification");
+    expect(human.attributes).toMatchObject({
+      "pda.human.kind": "clarification",
+      "pda.human.answered_by": "scripted",
+    });
+    expect(human.attributes["pda.human.answer"]).toBeUndefined();
+    const parent = byId(rx.spans).get(human.parentSpanId!)!;
+    expect(parent.name).toBe("pda.step NOP");
+    expect(human.end).toBeGreaterThanOrEqual(human.start);
+  });
+
+  it("a run without OTel never loads the OpenTelemetry SDK; a run with it does", async () => {
+    // Counted at exit from the module cache (the SDK packages are CommonJS, so they land there when imported).
+    const probe = join(cli.dir, "probe.cjs");
+    writeFileSync(
+      probe,
+      `process.on("exit", () => process.stderr.write("otel modules: " + Object.keys(require.cache).filter((k) => k.includes("@opentelemetry")).length + "\\n"));`,
+    );
+    const count = (stderr: string) => Number(/otel modules: (\d+)/.exec(stderr)![1]);
+    const env = { NODE_OPTIONS: `--require ${probe}` };
+    expect(count((await cli.pda(["--version"], undefined, env)).stderr)).toBe(0);
+    const without = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, env);
+    expect(without.code).toBe(0);
+    expect(count(without.stderr)).toBe(0);
+    const withOtel = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      ...env,
+      ...otelEnv(),
+    });
+    expect(withOtel.code).toBe(0);
+    expect(count(withOtel.stderr)).toBeGreaterThan(0);
+  });
+
   it("no OTel variable, flag or profile: nothing is sent", async () => {
     const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {});
     expect(r.code).toBe(0);
