@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -307,6 +308,53 @@ describe("OpenTelemetry export", () => {
     expect(req.body.includes("invoke_agent pda")).toBe(true);
     expect(req.body.includes("execute_tool add")).toBe(true);
     expect(() => JSON.parse(req.body.toString("utf8"))).toThrow();
+  });
+
+  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends over gRPC", async () => {
+    // A gRPC server answering the OTLP trace service's Export with an empty response, keeping the raw request.
+    const got: Buffer[] = [];
+    const server = new grpc.Server();
+    const raw = (b: Buffer) => b;
+    server.addService(
+      {
+        Export: {
+          path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: raw,
+          requestDeserialize: raw,
+          responseSerialize: () => Buffer.alloc(0),
+          responseDeserialize: raw,
+        },
+      },
+      {
+        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+          got.push(call.request);
+          done(null, Buffer.alloc(0));
+        },
+      },
+    );
+    const port = await new Promise<number>((res, rej) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? rej(e) : res(p),
+      ),
+    );
+    try {
+      const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+        OTEL_METRICS_EXPORTER: "none",
+      });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe("");
+      await rx.until(
+        () => got.some((b) => b.includes("invoke_agent pda")),
+        "a gRPC export with the session span",
+      );
+      expect(got.some((b) => b.includes("execute_tool add"))).toBe(true);
+    } finally {
+      server.forceShutdown();
+    }
   });
 
   it("a dead collector changes nothing in the session and costs one warning", async () => {
