@@ -3,13 +3,15 @@
  * scripted model, the real math MCP server and a real store, sending through the real OTLP exporters to a
  * receiver on 127.0.0.1 (http/json decoded; http/protobuf checked on the wire).
  */
-import { writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { cliFolder, snap, type CliFolder } from "../cli/harness.js";
+import { distPath } from "../core/index.js";
 import { startReceiver, type ReceivedSpan, type Receiver } from "./tests/receiver.js";
 
 let cli: CliFolder;
@@ -430,6 +432,64 @@ describe("OpenTelemetry export", () => {
     });
     expect(withOtel.code).toBe(0);
     expect(count(withOtel.stderr)).toBeGreaterThan(0);
+  });
+
+  it("Ctrl-C: the session ends aborted and its spans are flushed before the process exits", async () => {
+    const config = join(cli.dir, "faulty-config");
+    mkdirSync(config, { recursive: true });
+    writeFileSync(
+      join(config, "mcp_server_config.yaml"),
+      stringify({
+        servers: [
+          {
+            id: "faulty",
+            command: process.execPath,
+            args: [distPath("mcp_servers/testing/fault_server.js")],
+          },
+        ],
+      }),
+    );
+    const script = join(cli.dir, "slow.yaml");
+    writeFileSync(
+      script,
+      stringify({
+        perception: [snap(false)],
+        decision: [step("return await slow({ms: 120000, steps: 60});", "wait")],
+      }),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        distPath("main.js"),
+        "--config",
+        config,
+        "--db",
+        join(cli.dir, "pda.db"),
+        "run",
+        "--model",
+        `scripted:${script}`,
+        "wait",
+      ],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: cli.dir, NO_COLOR: "1", ...otelEnv() },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
+    try {
+      await rx.until(() => /slow/.test(stdout) && /step 1 of 60/.test(stdout), "the slow tool under way");
+      child.kill("SIGINT");
+      expect(await exited).not.toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+    // Everything was sent before exit: nothing arrives later.
+    const session = one(rx.spans, "invoke_agent pda");
+    expect(session.attributes["pda.session.status"]).toBe("aborted");
+    expect(session.status.code).toBe(2); // ERROR
+    expect(named(rx.spans, "execute_tool slow")).toHaveLength(1);
   });
 
   it("no OTel variable, flag or profile: nothing is sent", async () => {
