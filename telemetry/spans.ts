@@ -365,7 +365,10 @@ export class SpanWriter {
       });
     }
     s.span.end(at);
-    // Only the context is kept: calls logged after the end (a batch's judge) still find their session.
+    // Only the span's id is kept (not the ended span and its attributes): calls logged after the end (a batch's
+    // judge) still find their session, and a long batch or chat holds a few bytes per session.
     s.steps.clear();
+    s.span = trace.wrapSpanContext(s.span.spanContext());
+    s.ctx = trace.setSpan(ROOT_CONTEXT, s.span);
   }
 }
