@@ -145,6 +145,7 @@ export function registerBatch(program: Command) {
           return printResult(r);
         } finally {
           progress.stop();
+          rt.telemetry?.batchEnd("error"); // a run that threw; no-op when it ended above
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
           await router.close();
@@ -202,7 +203,20 @@ async function runHere(options: BatchOptions, o: BatchCliOptions, router: ModelR
     { models: { perception: router, decision: router } },
   );
   try {
-    return await runBatch(options, { store: rt.store, models, profile: rt.profile, loop: rt.loop });
+    const onEvent = options.onEvent;
+    const r = await runBatch(
+      {
+        ...options,
+        // The batch run is the parent span of its sessions (telemetry/).
+        onEvent: (e) => {
+          if (e.type === "start") rt.telemetry?.batchStart(e.run_id, { "pda.batch.queries": e.total });
+          onEvent?.(e);
+        },
+      },
+      { store: rt.store, models, profile: rt.profile, loop: rt.loop },
+    );
+    rt.telemetry?.batchEnd(r.status);
+    return r;
   } finally {
     await rt.close();
   }

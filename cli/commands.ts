@@ -74,7 +74,10 @@ export const GROUPS: CommandGroup[] = [
         "show [options] <id>",
         "one session's timeline: perceptions, plan versions, steps with code and results, tools, humans",
       ],
-      export: ["export [options] <id>", "a session as JSON (the AgentSession schema), to a file or stdout"],
+      export: [
+        "export [options] [id]",
+        "a session as JSON (the AgentSession schema), to a file or stdout; with --otel, as OpenTelemetry traces",
+      ],
       memory: ["memory", "what the agent remembers from past sessions"],
     },
   },
@@ -181,6 +184,10 @@ export function baseProgram(): Command {
       )
       .option("--db <path>", "SQLite session store (env PDA_DB; default: the user's data directory)")
       .option("--verbose", "more detail in traces and errors")
+      .option(
+        "--otel",
+        "send OpenTelemetry traces and metrics over OTLP (set by the standard OTEL_* variables)",
+      )
       .configureHelp({ showGlobalOptions: true })
       .showHelpAfterError()
       // Bad usage (unknown command or option, missing argument) exits 2, as DESIGN.md says; help and version 0.

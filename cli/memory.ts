@@ -19,10 +19,12 @@ import {
 import { renderAgentTree, withSubagentsLine } from "./agent-tree.js";
 import { runCommand } from "./context.js";
 import { serverNoteLines } from "./trace.js";
+import { openTelemetry } from "../telemetry/index.js";
 
 interface Globals {
   db?: string;
   verbose?: boolean;
+  otel?: boolean;
 }
 
 const globals = (cmd: Command) => cmd.optsWithGlobals() as Globals;
@@ -295,13 +297,27 @@ export function registerMemory(program: Command) {
 
   program
     .command("export")
-    .description("a session as JSON (the AgentSession schema), to a file or stdout")
-    .argument("<id>", "session id or an unambiguous prefix of it")
+    .description(
+      "a session as JSON (the AgentSession schema), to a file or stdout; with --otel, as OpenTelemetry traces",
+    )
+    .argument("[id]", "session id or an unambiguous prefix of it")
     .option("--out <file>", "write here instead of stdout")
-    .action((id: string, opts: { out?: string }, cmd: Command) =>
+    .option("--batch <run>", "with --otel: every session of this batch run, under one span")
+    .addHelpText(
+      "after",
+      `
+With --otel the session (its sub-agent sessions under the steps that called them) is sent as OpenTelemetry
+traces with its stored times instead, to the OTLP endpoint the standard OTEL_* variables name.`,
+    )
+    .action((id: string | undefined, opts: { out?: string; batch?: string }, cmd: Command) =>
       runCommand(async () => {
+        const g = globals(cmd);
+        if (g.otel) return exportOtel(g, id, opts.batch);
+        if (opts.batch)
+          throw new ConfigError("pda export --batch: only with --otel (batch runs are sent as traces)");
+        if (!id) throw new ConfigError("pda export: name a session id (or --otel --batch <run>)");
         quietOnClosedPipe();
-        const session = withStore(globals(cmd), (store) => store.getSession(id));
+        const session = withStore(g, (store) => store.getSession(id));
         const text = `${JSON.stringify(session, null, 2)}\n`;
         if (!opts.out) return void process.stdout.write(text);
         writeFileSync(opts.out, text);
@@ -373,4 +389,26 @@ export function registerMemory(program: Command) {
         for (const s of stats) out(statLine(s));
       }),
     );
+}
+
+/** `pda export --otel`: a stored session, or a batch run's sessions, sent as traces with their stored times. */
+async function exportOtel(g: Globals, id: string | undefined, batch: string | undefined): Promise<void> {
+  if (!!id === !!batch) throw new ConfigError("pda export --otel: name either a session id or --batch <run>");
+  const store = SessionStore.open(dbPathOf(g), { mustExist: true });
+  try {
+    const telemetry = await openTelemetry({ flag: true, redact: (t) => store.redact(t) });
+    if (!telemetry)
+      throw new ConfigError("pda export --otel: OpenTelemetry is disabled (OTEL_SDK_DISABLED=true)");
+    try {
+      const what = batch
+        ? `${telemetry.exportBatch(store, batch)} sessions of batch run ${batch}`
+        : `session ${store.resolveId(id!)}`;
+      if (!batch) telemetry.exportSession(store, id!);
+      process.stderr.write(chalk.dim(`${what} sent over OTLP\n`));
+    } finally {
+      await telemetry.shutdown();
+    }
+  } finally {
+    store.close();
+  }
 }

@@ -27,6 +27,7 @@ import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.j
 import type { ModelProvider } from "../llm/types.js";
 import { MultiMCP, type HubEvent } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
+import { openTelemetry, type Telemetry } from "../telemetry/index.js";
 
 /** A server_state event as a session log note, when it is news: down, retried, or back after a retry. */
 function serverStateNote(e: Extract<HubEvent, { type: "server_state" }>) {
@@ -44,6 +45,8 @@ export interface GlobalOptions {
   hil?: string;
   verbose?: boolean;
   json?: boolean;
+  /** Send traces and metrics over OTLP (as OTEL_EXPORTER_OTLP_ENDPOINT or the profile's `otel: true` do). */
+  otel?: boolean;
 }
 
 export function globalOptions(cmd: Command): GlobalOptions {
@@ -82,6 +85,8 @@ export interface Runtime {
   human: HumanChannel;
   /** The agent team, when the profile names an agent (config/agents.yaml). */
   team?: AgentTeam;
+  /** OpenTelemetry export, when it is on: every loop's sessions are traced through it. */
+  telemetry?: Telemetry;
   /** A plain loop, or the profile's agent holding the conversation (sub-agents and handoffs with it). */
   loop(extra?: Partial<LoopDeps>): AgentLoop;
   close(): Promise<void>;
@@ -111,15 +116,23 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   });
   const store = openStore(opts, profile.redact);
   let hub: MultiMCP | undefined;
+  let telemetry: Telemetry | undefined;
   try {
+    telemetry = await openTelemetry({
+      flag: opts.otel,
+      profile: profile.otel,
+      redact: (t) => store.redact(t),
+    });
     hub = await openHub(opts, store);
     team?.team.checkTools(profile.agent!, hub.tools());
   } catch (e) {
     await hub?.close();
     store.close();
     await team?.close();
+    await telemetry?.shutdown();
     throw e;
   }
+  const recorder = telemetry?.recorder(store) ?? store;
   // Server log messages and elicitations belong to the session being run; with none or several running
   // (batch), logs are kept unattached and elicitations are not logged to a session.
   const running = new Set<string>();
@@ -151,7 +164,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   });
   answerElicitations(hub, human, (question, answer) => {
     const id = current();
-    if (id) store.recordHumanInput(id, toHumanInput(question, answer));
+    if (id) recorder.recordHumanInput(id, toHumanInput(question, answer));
   });
   // What CODE can reach beside the tools: past sessions (in the loop's memory scope), the servers' resources
   // and prompts.
@@ -165,7 +178,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const base = (): Omit<LoopDeps, "services"> => ({
     models,
     host: hub,
-    recorder: store,
+    recorder,
     profile,
     human,
     memory: storeMemory(store, profile.memory_hits),
@@ -179,10 +192,12 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     router,
     human,
     team: team?.team,
+    telemetry,
     loop: (extra) => {
       const given = { ...base(), ...extra };
       given.services ??= services(given.memory);
       const onEvent = given.onEvent;
+      const traced = telemetry?.events();
       const deps: LoopDeps = {
         ...given,
         onEvent: (e) => {
@@ -193,6 +208,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
               hubNote(e.session_id, d.server, "error", `down: ${d.reason}`);
           }
           if (e.type === "session_end") running.delete(e.session.session_id);
+          traced?.(e);
           onEvent?.(e);
         },
       };
@@ -203,6 +219,8 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
       store.close();
       await router?.close();
       await team?.close();
+      // Last: the spans of everything above are ended by now.
+      await telemetry?.shutdown();
     },
   };
 }

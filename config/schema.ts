@@ -96,6 +96,8 @@ export const Profile = z
      * (key formats, private keys, JWTs, URL passwords, `password=`-style pairs). Each is checked here.
      */
     redact: z.array(RedactPattern).default([]),
+    /** Send traces and metrics over OTLP (configured by the standard OTEL_* variables), as `--otel` does. */
+    otel: z.boolean().default(false),
   })
   .strict();
 export type Profile = z.infer<typeof Profile>;

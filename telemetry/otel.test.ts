@@ -1,0 +1,511 @@
+/**
+ * OpenTelemetry export end to end: `pda run`, `pda batch` and `pda export --otel` as child processes with the
+ * scripted model, the real math MCP server and a real store, sending through the real OTLP exporters to a
+ * receiver on 127.0.0.1 (http/json decoded; http/protobuf checked on the wire).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { cliFolder, snap, type CliFolder } from "../cli/harness.js";
+import { distPath } from "../core/index.js";
+import { startReceiver, type ReceivedSpan, type Receiver } from "./tests/receiver.js";
+
+let cli: CliFolder;
+let rx: Receiver;
+
+const step = (code: string, description = "do it") => ({
+  plan_text: ["Step 0: do it"],
+  step_index: 0,
+  description,
+  type: "CODE",
+  code,
+});
+const report = (what: string, value: string) =>
+  `await agent.report({success: true, error_code: "NONE", reason: "${what}", result: ${value}});`;
+
+/** The team script: boss calls adder and multiplier from one CODE step; each runs one tool. */
+function teamScript(): string {
+  const path = join(cli.dir, "team.yaml");
+  writeFileSync(
+    path,
+    stringify({
+      perception: [snap(false), snap(true, "5 and 42")],
+      decision: [
+        step(
+          'const [a, m] = await parallel([() => agents.adder({task: "add 2 and 3"}), () => agents.multiplier({task: "multiply 6 by 7"})]);\nreturn [a.result, m.result];',
+        ),
+      ],
+      "adder.perception": [snap(false)],
+      "adder.decision": [step(`const r = await add(2, 3);\n${report("added", "r")}`)],
+      "multiplier.perception": [snap(false)],
+      "multiplier.decision": [step(`const r = await multiply(6, 7);\n${report("multiplied", "r")}`)],
+    }),
+  );
+  return `scripted:${path}`;
+}
+
+/** A one-step session computing 2+3, `n` times over (for a batch of n queries). */
+function plainScript(n = 1): string {
+  const path = join(cli.dir, `plain${n}.yaml`);
+  writeFileSync(
+    path,
+    stringify({
+      perception: Array.from({ length: n }, () => [snap(false), snap(true, "5")]).flat(),
+      decision: Array.from({ length: n }, () => step("return await add(2, 3);", "add")),
+    }),
+  );
+  return `scripted:${path}`;
+}
+
+const otelEnv = (extra: Record<string, string> = {}) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  ...extra,
+});
+
+const sessionOf = (stdout: string) => /^session (\S+)/m.exec(stdout)![1]!;
+const byId = (spans: ReceivedSpan[]) => new Map(spans.map((s) => [s.spanId, s]));
+const named = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
+const one = (spans: ReceivedSpan[], name: string) => {
+  const found = named(spans, name);
+  expect(found, name).toHaveLength(1);
+  return found[0]!;
+};
+
+beforeAll(async () => {
+  cli = cliFolder("pda-otel-");
+  rx = await startReceiver();
+  writeFileSync(
+    join(cli.config, "profiles.yaml"),
+    stringify({
+      default: "default",
+      profiles: { default: {}, team: { agent: "boss" }, traced: { otel: true } },
+    }),
+  );
+  writeFileSync(
+    join(cli.config, "agents.yaml"),
+    stringify({
+      agents: {
+        boss: { description: "Delegates arithmetic.", subagents: ["adder", "multiplier"] },
+        adder: { description: "Adds.", tools: ["math.add"] },
+        multiplier: { description: "Multiplies.", tools: ["math.multiply"] },
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  await rx.close();
+  cli.close();
+});
+beforeEach(() => rx.reset());
+
+describe("OpenTelemetry export", () => {
+  let teamSession: string;
+  let live: ReceivedSpan[];
+
+  it("pda run with a team: invoke_agent, step, chat and execute_tool spans, sub-agents under the calling step", async () => {
+    const r = await cli.pda(
+      ["run", "--profile", "team", "--model", teamScript(), "2+3 and 6*7?"],
+      undefined,
+      otelEnv(),
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    teamSession = sessionOf(r.stdout);
+    // Spans are flushed on exit: everything is there once the process has ended.
+    await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
+    live = [...rx.spans];
+    const spans = byId(live);
+
+    const boss = one(live, "invoke_agent boss");
+    expect(boss.parentSpanId).toBeUndefined();
+    expect(boss.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "boss",
+      "gen_ai.conversation.id": teamSession,
+      "pda.session.status": "succeeded",
+    });
+    expect(boss.resource["service.name"]).toBe("pda");
+    expect(new Set(live.map((s) => s.traceId)).size).toBe(1);
+
+    const bossStep = live.find((s) => s.name === "pda.step CODE" && s.parentSpanId === boss.spanId)!;
+    expect(bossStep.attributes).toMatchObject({ "pda.step.index": 0, "pda.step.status": "completed" });
+    for (const [agent, tool] of [
+      ["adder", "add"],
+      ["multiplier", "multiply"],
+    ] as const) {
+      const sub = one(live, `invoke_agent ${agent}`);
+      expect(sub.parentSpanId, `${agent} under the boss's CODE step`).toBe(bossStep.spanId);
+      expect(sub.attributes["pda.session.parent_id"]).toBe(teamSession);
+      const exec = one(live, `execute_tool ${tool}`);
+      expect(exec.attributes).toMatchObject({
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        "pda.tool.server": "math",
+      });
+      const subStep = spans.get(exec.parentSpanId!)!;
+      expect(subStep.name).toBe("pda.step CODE");
+      expect(subStep.parentSpanId).toBe(sub.spanId);
+      // A child span lies within its parent.
+      expect(exec.start).toBeGreaterThanOrEqual(subStep.start);
+      expect(sub.start).toBeGreaterThanOrEqual(bossStep.start);
+    }
+
+    const chats = live.filter((s) => s.name.startsWith("chat "));
+    // boss: perception, decision, perception; each sub-agent: perception, decision.
+    expect(chats.length).toBe(7);
+    for (const c of chats) {
+      expect(c.kind).toBe(3); // CLIENT
+      expect(c.attributes).toMatchObject({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "scripted",
+      });
+      expect(typeof c.attributes["gen_ai.request.model"]).toBe("string");
+      expect(c.attributes["gen_ai.usage.input_tokens"]).toEqual(expect.any(Number));
+      expect(c.attributes["gen_ai.usage.output_tokens"]).toEqual(expect.any(Number));
+      expect(["perception", "decision"]).toContain(c.attributes["pda.model.role"]);
+      // Content only when asked for.
+      expect(c.attributes["gen_ai.input.messages"]).toBeUndefined();
+      expect(c.attributes["gen_ai.output.messages"]).toBeUndefined();
+    }
+    expect(boss.attributes["gen_ai.input.messages"]).toBeUndefined();
+    expect(JSON.stringify(live)).not.toContain("2+3 and 6*7?");
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
+    expect(rx.metrics).toEqual(
+      expect.arrayContaining([
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "pda.tool.calls",
+      ]),
+    );
+  });
+
+  it("pda export --otel sends the stored session with its stored times and the same tree", async () => {
+    const r = await cli.pda(["export", teamSession, "--otel"], undefined, otelEnv());
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`session ${teamSession} sent over OTLP`);
+    await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "exported boss span");
+    const exported = [...rx.spans];
+    const shape = (spans: ReceivedSpan[]) => {
+      const ids = byId(spans);
+      return spans.map((s) => `${ids.get(s.parentSpanId ?? "")?.name ?? "-"} > ${s.name}`).sort();
+    };
+    expect(shape(exported)).toEqual(shape(live));
+    // Model and tool calls: exactly the live times (both come from the records' started_at and latency).
+    const times = (spans: ReceivedSpan[]) =>
+      spans
+        .filter((s) => /^(chat|execute_tool) /.test(s.name))
+        .map((s) => `${s.name} ${s.start.toFixed(3)} ${s.end.toFixed(3)}`)
+        .sort();
+    expect(times(exported)).toEqual(times(live));
+    // Sessions and steps: the times the store holds.
+    const db = new Database(join(cli.dir, "pda.db"), { readonly: true });
+    try {
+      const row = db
+        .prepare("SELECT created_at, finished_at FROM sessions WHERE id = ?")
+        .get(teamSession) as {
+        created_at: string;
+        finished_at: string;
+      };
+      const boss = one(exported, "invoke_agent boss");
+      expect(boss.start).toBe(Date.parse(row.created_at));
+      expect(boss.end).toBe(Date.parse(row.finished_at));
+      const step = db
+        .prepare("SELECT created_at FROM steps WHERE session_id = ? AND idx = 0")
+        .get(teamSession) as {
+        created_at: string;
+      };
+      const bossStep = exported.find((s) => s.name === "pda.step CODE" && s.parentSpanId === boss.spanId)!;
+      expect(bossStep.start).toBe(Date.parse(step.created_at));
+    } finally {
+      db.close();
+    }
+    expect(new Set(exported.map((s) => s.traceId)).size).toBe(1);
+    expect(exported[0]!.traceId).not.toBe(live[0]!.traceId);
+  });
+
+  it("content is captured only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, redacted like the store", async () => {
+    const query = "What is 2+3? (db password=hunter2hunter2)";
+    const r = await cli.pda(
+      ["run", "--model", plainScript(), query],
+      undefined,
+      otelEnv({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" }),
+    );
+    expect(r.code).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const all = JSON.stringify(rx.spans);
+    expect(all).not.toContain("hunter2hunter2");
+    const session = one(rx.spans, "invoke_agent pda");
+    const input = JSON.parse(session.attributes["gen_ai.input.messages"] as string) as Array<{
+      role: string;
+      parts: Array<{ type: string; content: string }>;
+    }>;
+    expect(input[0]!.role).toBe("user");
+    expect(input[0]!.parts[0]!.content).toMatch(/^What is 2\+3\? \(db password=\[REDACTED:[^\]]+\]\)$/);
+    const chat = rx.spans.find(
+      (s) => s.name.startsWith("chat ") && s.attributes["pda.model.role"] === "decision",
+    )!;
+    expect(chat.attributes["gen_ai.input.messages"]).toContain("[REDACTED:");
+    expect(chat.attributes["gen_ai.output.messages"]).toContain("add(2, 3)");
+    expect(one(rx.spans, "pda.step CODE").attributes["pda.step.code"]).toBe("return await add(2, 3);");
+  });
+
+  it("pda batch: the run is the parent span of its sessions; pda export --otel --batch sends it again", async () => {
+    const input = join(cli.dir, "queries.csv");
+    writeFileSync(input, "Query,Expected\nWhat is 2+3?,5\nAnd 2+3 again?,5\n");
+    const out = join(cli.dir, "batch-out");
+    const r = await cli.pda(
+      ["batch", input, "--out", out, "--concurrency", "1", "--model", plainScript(2)],
+      undefined,
+      otelEnv(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "pda.batch").length === 1, "batch span");
+    const batch = one(rx.spans, "pda.batch");
+    expect(batch.parentSpanId).toBeUndefined();
+    const runId = batch.attributes["pda.batch.run_id"] as string;
+    // Batch sessions run as the agent "batch".
+    const sessions = named(rx.spans, "invoke_agent batch");
+    expect(sessions).toHaveLength(2);
+    for (const s of sessions) expect(s.parentSpanId).toBe(batch.spanId);
+    expect(named(rx.spans, "execute_tool add")).toHaveLength(2);
+
+    rx.reset();
+    const e = await cli.pda(["export", "--otel", "--batch", runId], undefined, otelEnv());
+    expect(e.code, e.stderr).toBe(0);
+    expect(e.stderr).toContain(`2 sessions of batch run ${runId} sent over OTLP`);
+    await rx.until(() => named(rx.spans, "pda.batch").length === 1, "exported batch span");
+    const again = one(rx.spans, "pda.batch");
+    const db = new Database(join(cli.dir, "pda.db"), { readonly: true });
+    try {
+      const row = db.prepare("SELECT started_at FROM batch_runs WHERE id = ?").get(runId) as {
+        started_at: string;
+      };
+      expect(again.start).toBe(Date.parse(row.started_at));
+    } finally {
+      db.close();
+    }
+    const exported = named(rx.spans, "invoke_agent batch");
+    expect(exported).toHaveLength(2);
+    for (const s of exported) expect(s.parentSpanId).toBe(again.spanId);
+  });
+
+  it("the default protocol is http/protobuf", async () => {
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`,
+    });
+    expect(r.code).toBe(0);
+    // The batch processor may send a run's spans in more than one request.
+    const traces = () => rx.raw.filter((q) => q.path === "/v1/traces");
+    const sent = () => Buffer.concat(traces().map((q) => q.body));
+    await rx.until(
+      () => sent().includes("invoke_agent pda"),
+      "a protobuf trace request with the session span",
+    );
+    for (const q of traces()) {
+      expect(q.contentType).toBe("application/x-protobuf");
+      expect(() => JSON.parse(q.body.toString("utf8"))).toThrow();
+    }
+    // Protobuf keeps strings as UTF-8: the span names are there, in bodies that are not JSON.
+    expect(sent().includes("execute_tool add")).toBe(true);
+  });
+
+  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends over gRPC", async () => {
+    // A gRPC server answering the OTLP trace service's Export with an empty response, keeping the raw request.
+    const got: Buffer[] = [];
+    const server = new grpc.Server();
+    const raw = (b: Buffer) => b;
+    server.addService(
+      {
+        Export: {
+          path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: raw,
+          requestDeserialize: raw,
+          responseSerialize: () => Buffer.alloc(0),
+          responseDeserialize: raw,
+        },
+      },
+      {
+        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+          got.push(call.request);
+          done(null, Buffer.alloc(0));
+        },
+      },
+    );
+    const port = await new Promise<number>((res, rej) =>
+      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
+        e ? rej(e) : res(p),
+      ),
+    );
+    try {
+      const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+        OTEL_METRICS_EXPORTER: "none",
+      });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe("");
+      await rx.until(
+        () => got.some((b) => b.includes("invoke_agent pda")),
+        "a gRPC export with the session span",
+      );
+      expect(got.some((b) => b.includes("execute_tool add"))).toBe(true);
+    } finally {
+      server.forceShutdown();
+    }
+  });
+
+  it("a dead collector changes nothing in the session and costs one warning", async () => {
+    const closed = await startReceiver();
+    const url = closed.url;
+    await closed.close(); // nothing listens there now
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/answer 5/);
+    const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/exporting (spans|metrics) failed/);
+  });
+
+  it("a human question is a span of its own, from when it was put to when it was answered", async () => {
+    const plan = ["Step 0: ask the unit", "Step 1: add"];
+    const script = join(cli.dir, "nop.yaml");
+    writeFileSync(
+      script,
+      stringify({
+        perception: [snap(false), snap(true, "5")],
+        decision: [
+          { plan_text: plan, step_index: 0, description: "ask", type: "NOP", question: "Celsius or Kelvin?" },
+          {
+            plan_text: plan,
+            step_index: 1,
+            description: "add",
+            type: "CODE",
+            code: "return await add(2, 3);",
+          },
+        ],
+      }),
+    );
+    const answers = join(cli.dir, "answers.yaml");
+    writeFileSync(answers, stringify({ clarification: ["Kelvin"] }));
+    const r = await cli.pda(
+      ["--otel", "run", "--model", `scripted:${script}`, "--hil", `scripted:${answers}`, "What is 2+3?"],
+      undefined,
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const human = one(rx.spans, "pda.human clarification");
+    expect(human.attributes).toMatchObject({
+      "pda.human.kind": "clarification",
+      "pda.human.answered_by": "scripted",
+    });
+    expect(human.attributes["pda.human.answer"]).toBeUndefined();
+    const parent = byId(rx.spans).get(human.parentSpanId!)!;
+    expect(parent.name).toBe("pda.step NOP");
+    expect(human.end).toBeGreaterThanOrEqual(human.start);
+  });
+
+  it("a run without OTel never loads the OpenTelemetry SDK; a run with it (a variable, or the profile's otel: true) does", async () => {
+    // Counted at exit from the module cache (the SDK packages are CommonJS, so they land there when imported).
+    const probe = join(cli.dir, "probe.cjs");
+    writeFileSync(
+      probe,
+      `process.on("exit", () => process.stderr.write("otel modules: " + Object.keys(require.cache).filter((k) => k.includes("@opentelemetry")).length + "\\n"));`,
+    );
+    const count = (stderr: string) => Number(/otel modules: (\d+)/.exec(stderr)![1]);
+    const env = { NODE_OPTIONS: `--require ${probe}` };
+    expect(count((await cli.pda(["--version"], undefined, env)).stderr)).toBe(0);
+    const without = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, env);
+    expect(without.code).toBe(0);
+    expect(count(without.stderr)).toBe(0);
+    const withOtel = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      ...env,
+      ...otelEnv(),
+    });
+    expect(withOtel.code).toBe(0);
+    expect(count(withOtel.stderr)).toBeGreaterThan(0);
+    // No variable, but the profile's otel: true (it sends to the default localhost:4318).
+    const byProfile = await cli.pda(
+      ["run", "--profile", "traced", "--model", plainScript(), "What is 2+3?"],
+      undefined,
+      env,
+    );
+    expect(byProfile.code).toBe(0);
+    expect(count(byProfile.stderr)).toBeGreaterThan(0);
+  });
+
+  it("Ctrl-C: the session ends aborted and its spans are flushed before the process exits", async () => {
+    const config = join(cli.dir, "faulty-config");
+    mkdirSync(config, { recursive: true });
+    writeFileSync(
+      join(config, "mcp_server_config.yaml"),
+      stringify({
+        servers: [
+          {
+            id: "faulty",
+            command: process.execPath,
+            args: [distPath("mcp_servers/testing/fault_server.js")],
+          },
+        ],
+      }),
+    );
+    const script = join(cli.dir, "slow.yaml");
+    writeFileSync(
+      script,
+      stringify({
+        perception: [snap(false)],
+        decision: [step("return await slow({ms: 120000, steps: 60});", "wait")],
+      }),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        distPath("main.js"),
+        "--config",
+        config,
+        "--db",
+        join(cli.dir, "pda.db"),
+        "run",
+        "--model",
+        `scripted:${script}`,
+        "wait",
+      ],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: cli.dir, NO_COLOR: "1", ...otelEnv() },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
+    try {
+      await rx.until(() => /slow/.test(stdout) && /step 1 of 60/.test(stdout), "the slow tool under way");
+      child.kill("SIGINT");
+      expect(await exited).not.toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+    // Everything was sent before exit: nothing arrives later.
+    const session = one(rx.spans, "invoke_agent pda");
+    expect(session.attributes["pda.session.status"]).toBe("aborted");
+    expect(session.status.code).toBe(2); // ERROR
+    expect(named(rx.spans, "execute_tool slow")).toHaveLength(1);
+  });
+
+  it("no OTel variable, flag or profile: nothing is sent", async () => {
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {});
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(rx.raw).toHaveLength(0);
+  });
+});

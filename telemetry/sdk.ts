@@ -1,0 +1,145 @@
+/**
+ * The OpenTelemetry SDK, set up from the standard OTEL_* variables: a tracer provider with a batch span
+ * processor (a bounded queue, OTEL_BSP_*) and a meter provider, each with the OTLP exporter of the chosen
+ * protocol. Loaded only when export is on (telemetry/index.ts imports this file lazily).
+ */
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
+import {
+  detectResources,
+  envDetector,
+  resourceFromAttributes,
+  type Resource,
+} from "@opentelemetry/resources";
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
+import { errorMessage } from "../core/index.js";
+import { exportBatch, exportStored } from "./export.js";
+import { askTimes, tracedRecorder, type Guard } from "./live.js";
+import type { OtelSettings, OtlpProtocol } from "./settings.js";
+import { SpanWriter, genAiMetrics } from "./spans.js";
+import type { Telemetry } from "./types.js";
+
+/** How long exit waits for the last spans to reach the collector: a slow one costs at most this. */
+export const FLUSH_LIMIT_MS = 3000;
+const SCOPE = "pda";
+const VERSION = "0.1.0";
+
+export interface StartOptions {
+  redact: (text: string) => string;
+  env?: NodeJS.ProcessEnv;
+  /** Where the one warning about a failing collector goes (default stderr). */
+  warn?: (message: string) => void;
+}
+
+async function traceExporter(protocol: OtlpProtocol): Promise<SpanExporter> {
+  if (protocol === "grpc")
+    return new (await import("@opentelemetry/exporter-trace-otlp-grpc")).OTLPTraceExporter();
+  if (protocol === "http/json")
+    return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter();
+  return new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter();
+}
+
+async function metricExporter(protocol: OtlpProtocol): Promise<PushMetricExporter> {
+  if (protocol === "grpc")
+    return new (await import("@opentelemetry/exporter-metrics-otlp-grpc")).OTLPMetricExporter();
+  if (protocol === "http/json")
+    return new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter();
+  return new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter();
+}
+
+/** A failed export (collector down, slow, or answering errors) is said once; the spans are dropped. */
+function onceWarner(warn: (message: string) => void) {
+  let warned = false;
+  return (what: string, result: ExportResult) => {
+    if (result.code === ExportResultCode.SUCCESS || warned) return;
+    warned = true;
+    warn(
+      `OpenTelemetry: exporting ${what} failed (${errorMessage(result.error ?? "unknown error")}); later failures are not shown`,
+    );
+  };
+}
+
+function resource(): Resource {
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over pda's defaults.
+  const defaults = resourceFromAttributes({ [ATTR_SERVICE_NAME]: "pda", [ATTR_SERVICE_VERSION]: VERSION });
+  return defaults.merge(detectResources({ detectors: [envDetector] }));
+}
+
+export async function startTelemetry(settings: OtelSettings, opts: StartOptions): Promise<Telemetry> {
+  const env = opts.env ?? process.env;
+  const warn = opts.warn ?? ((m: string) => void process.stderr.write(`pda: ${m}\n`));
+  const failed = onceWarner(warn);
+  const res = resource();
+
+  const spans = settings.traces ? await traceExporter(settings.protocol) : undefined;
+  const tracerProvider = new BasicTracerProvider({
+    resource: res,
+    spanProcessors: spans
+      ? [
+          new BatchSpanProcessor({
+            export: (s, done) => spans.export(s, (r) => (failed("spans", r), done(r))),
+            shutdown: () => spans.shutdown(),
+            forceFlush: () => spans.forceFlush?.() ?? Promise.resolve(),
+          }),
+        ]
+      : [],
+  });
+  const metrics = settings.metrics ? await metricExporter(settings.metricsProtocol) : undefined;
+  const meterProvider = metrics
+    ? new MeterProvider({
+        resource: res,
+        readers: [
+          new PeriodicExportingMetricReader({
+            exporter: {
+              export: (m, done) => metrics.export(m, (r) => (failed("metrics", r), done(r))),
+              forceFlush: () => metrics.forceFlush(),
+              shutdown: () => metrics.shutdown(),
+              selectAggregationTemporality: metrics.selectAggregationTemporality?.bind(metrics),
+              selectAggregation: metrics.selectAggregation?.bind(metrics),
+            },
+            exportIntervalMillis: Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 60_000,
+          }),
+        ],
+      })
+    : undefined;
+
+  const tracer = tracerProvider.getTracer(SCOPE, VERSION);
+  const writerOptions = { captureContent: settings.captureContent, redact: opts.redact };
+  const live = new SpanWriter(
+    tracer,
+    meterProvider && genAiMetrics(meterProvider.getMeter(SCOPE, VERSION)),
+    writerOptions,
+  );
+  let guardWarned = false;
+  const guard: Guard = (write) => {
+    try {
+      write();
+    } catch (e) {
+      if (!guardWarned)
+        warn(`OpenTelemetry: a span could not be made (${errorMessage(e)}); later failures are not shown`);
+      guardWarned = true;
+    }
+  };
+  const now = () => Date.now();
+
+  return {
+    recorder: (inner) => tracedRecorder(inner, live, now, guard),
+    events: () => askTimes(live, now, guard),
+    batchStart: (runId, attributes) => guard(() => live.batchStart(runId, now(), attributes)),
+    batchEnd: (status) => guard(() => live.batchEnd(now(), status)),
+    exportSession: (store, id) => exportStored(new SpanWriter(tracer, undefined, writerOptions), store, id),
+    exportBatch: (store, runId) =>
+      exportBatch(new SpanWriter(tracer, undefined, writerOptions), store, runId),
+    async shutdown() {
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((r) => (timer = setTimeout(r, FLUSH_LIMIT_MS)));
+      await Promise.race([Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]), limit]);
+      clearTimeout(timer);
+    },
+  };
+}
