@@ -145,7 +145,6 @@ export function registerBatch(program: Command) {
           return printResult(r);
         } finally {
           progress.stop();
-          rt.telemetry?.batchEnd("error"); // a run that threw; no-op when it ended above
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
           await router.close();
@@ -218,6 +217,7 @@ async function runHere(options: BatchOptions, o: BatchCliOptions, router: ModelR
     rt.telemetry?.batchEnd(r.status);
     return r;
   } finally {
+    rt.telemetry?.batchEnd("error"); // a run that threw; no-op when it ended above
     await rt.close();
   }
 }
