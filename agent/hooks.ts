@@ -5,9 +5,8 @@
  * filed its report, or control was handed over).
  */
 import type { Namespaces } from "../action/index.js";
-import type { AgentSession, SessionStatus, Step } from "../core/index.js";
+import type { AgentSession, SessionStatus, Step, GenerateResult, ModelProvider } from "../core/index.js";
 import { decide, decisionPrompt, type DecisionInput, type DecisionResult } from "../decision/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import {
   perceive,
   perceptionPrompt,

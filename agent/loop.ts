@@ -22,10 +22,10 @@ import {
   type SessionRecorder,
   type Step,
   type ToolHost,
+  type ModelProvider,
 } from "../core/index.js";
 import { findingsToStepError, guardCode, guardResult, type Finding } from "../heuristics/index.js";
 import type { HumanChannel } from "../hil/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import type { MemoryHit } from "../memory/index.js";
 import type { LoopEvent } from "./events.js";
 import type { LoopHooks } from "./hooks.js";

@@ -3,9 +3,16 @@
  * call — prompt, raw response, value, or the error of a failed one — to the recorder as it happens. A phase of
  * several calls (planner, coder) logs each as its own row, and each is checked against the budgets first.
  */
-import { errorMessage, type AgentSession, type Clock, type SessionRecorder } from "../core/index.js";
+import {
+  errorMessage,
+  type AgentSession,
+  type Clock,
+  type SessionRecorder,
+  type GenerateResult,
+  type ModelProvider,
+  type TokenUsage,
+} from "../core/index.js";
 import { ModelOutputError } from "../llm/index.js";
-import type { GenerateResult, ModelProvider, Usage } from "../llm/types.js";
 import type { LoopEvent } from "./events.js";
 import type { ModelCall, Phase, PromptText } from "./hooks.js";
 import type { SpendAccount } from "./spend.js";
@@ -117,7 +124,7 @@ async function track<T extends { result: GenerateResult<unknown>; prompt: string
   }
 }
 
-function spend(s: AgentSession, calls: number, usage: Usage, costUsd: number | undefined): void {
+function spend(s: AgentSession, calls: number, usage: TokenUsage, costUsd: number | undefined): void {
   s.usage.llm_calls += calls;
   s.usage.input_tokens += usage.input_tokens;
   s.usage.output_tokens += usage.output_tokens;

@@ -12,10 +12,10 @@ import {
   type DownServer,
   type PerceptionSnapshot,
   type SnapshotType,
+  type GenerateResult,
 } from "../core/index.js";
 import type { DecisionInput } from "../decision/index.js";
 import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../heuristics/index.js";
-import type { GenerateResult } from "../llm/types.js";
 import type { PerceptionInput } from "../perception/index.js";
 import type { LoopEvent } from "./events.js";
 import { defaultDecision, defaultPerception, type Phase } from "./hooks.js";

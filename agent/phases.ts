@@ -3,9 +3,8 @@
  * system text — its role (prompt file), the agents it may call with their contracts and recovery tables, how
  * it hands over, and, for a sub-agent, how it ends (its report). The prompt logged is the prompt sent.
  */
-import { DecisionOutput, PerceptionSnapshot } from "../core/index.js";
+import { DecisionOutput, PerceptionSnapshot, type ModelProvider } from "../core/index.js";
 import { decisionPrompt, type DecisionInput, type DecisionResult } from "../decision/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import { perceptionPrompt, type PerceptionInput, type PerceptionOutput } from "../perception/index.js";
 import { renderPrompt } from "../prompts/index.js";
 import { SUCCESS_CODE, UNKNOWN_CODE, type Agent } from "./config.js";

@@ -4,9 +4,8 @@
  * as its own row ("planner", then "coder"), and each is checked against the budgets before it is made.
  */
 import { z } from "zod";
-import { DecisionOutput, StepType } from "../core/index.js";
+import { DecisionOutput, StepType, type ModelProvider } from "../core/index.js";
 import { renderTools, type DecisionInput } from "../decision/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import { decisionPrompt } from "../decision/index.js";
 import { renderHistory, renderPlan, renderPrompt } from "../prompts/index.js";
 import type { DecisionPhase, PromptText } from "./hooks.js";

@@ -4,9 +4,15 @@
  * tree: each sub-agent session the replay starts is matched to the logged session of the same caller and
  * agent that started in the same order, plays that session's own outputs, and is compared with it.
  */
-import { ModelError, type AgentSession, type LlmCallRecord } from "../core/index.js";
+import {
+  ModelError,
+  type AgentSession,
+  type LlmCallRecord,
+  type ModelProvider,
+  type RawCompletion,
+  type RawTurn,
+} from "../core/index.js";
 import { StructuredProvider, type Transport } from "../llm/index.js";
-import type { ModelProvider, RawCompletion, RawTurn } from "../llm/types.js";
 import type { SessionStore } from "../memory/index.js";
 import type { SubagentStart } from "./team.js";
 

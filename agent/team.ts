@@ -20,8 +20,8 @@ import {
   type AgentSession,
   type Step,
   type ToolInfo,
+  type ModelProvider,
 } from "../core/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import {
   agentOf,
   agentProfile,

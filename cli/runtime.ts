@@ -17,12 +17,11 @@ import {
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
-import { StoreError, defaultDbPath } from "../core/index.js";
+import { StoreError, defaultDbPath, type ModelProvider } from "../core/index.js";
 import { fileSystemMessage } from "./context.js";
 import { HUB_LOGGER } from "./trace.js";
 import { askOrDefer, createChannel, toElicitResult, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import { MultiMCP, type HubEvent } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
 

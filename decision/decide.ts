@@ -7,8 +7,9 @@ import {
   type PlanVersion,
   type Step,
   type ToolInfo,
+  type GenerateResult,
+  type ModelProvider,
 } from "../core/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
 import { renderHistory, renderHumanInputs, renderPlan, renderPrompt } from "../prompts/index.js";
 import { renderTools } from "./tools.js";
 

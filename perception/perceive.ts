@@ -1,6 +1,12 @@
 /** Turns raw input (a query, or a step's result) into a PerceptionSnapshot by asking the model. */
-import { PerceptionSnapshot, type HumanInput, type PlanVersion, type Step } from "../core/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import {
+  PerceptionSnapshot,
+  type HumanInput,
+  type PlanVersion,
+  type Step,
+  type GenerateResult,
+  type ModelProvider,
+} from "../core/index.js";
 import {
   clip,
   renderCode,

@@ -17,8 +17,8 @@ import {
   type AgentSession,
   type Clock,
   type ModelError,
+  type ModelProvider,
 } from "../core/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import type { SessionStore } from "../memory/index.js";
 import { judgeAnswer, matchExpected, type Verdict } from "./correct.js";
 import { QueryDeadline } from "./deadline.js";

@@ -3,7 +3,7 @@
  * scripted model whose roles are per agent ("adder.decision"), and every loop event collected.
  */
 import { Profile } from "../../config/index.js";
-import { ModelError } from "../../core/index.js";
+import { ModelError, type RawCompletion, type RawTurn } from "../../core/index.js";
 import {
   ScriptedTransport,
   StructuredProvider,
@@ -11,7 +11,6 @@ import {
   type Script,
   type Transport,
 } from "../../llm/index.js";
-import type { RawCompletion, RawTurn } from "../../llm/types.js";
 import {
   AgentTeam,
   parseAgentsConfig,

@@ -1,6 +1,11 @@
+/**
+ * The model edge: what the loop asks of a model, and what it gets back. Providers (llm/) implement it; the loop,
+ * the phases and the batch runner depend only on this.
+ */
 import type { z } from "zod";
 
-export interface Usage {
+/** Tokens one model call used (the session's running totals are `Usage` in schemas.ts). */
+export interface TokenUsage {
   input_tokens: number;
   output_tokens: number;
 }
@@ -21,7 +26,7 @@ export interface GenerateResult<T> {
   value: T;
   /** The raw text of the last response. */
   raw: string;
-  usage: Usage;
+  usage: TokenUsage;
   latency_ms: number;
   /** Model calls made, including the repair round. */
   attempts: number;
@@ -51,10 +56,11 @@ export interface RawTurn {
   schemaName: string;
   signal?: AbortSignal;
   /** Per-role call settings (models.yaml); a transport falls back to its own defaults. */
-  call?: CallOptions;
+  call?: ModelCallOptions;
 }
 
-export interface CallOptions {
+/** Per-role call settings (models.yaml), as a transport applies them. */
+export interface ModelCallOptions {
   temperature?: number;
   max_output_tokens?: number;
   timeout_ms?: number;
@@ -62,7 +68,7 @@ export interface CallOptions {
 
 export interface RawCompletion {
   text: string;
-  usage: Usage;
+  usage: TokenUsage;
   /** Transport retries this turn needed. */
   retries?: number;
 }
