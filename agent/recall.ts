@@ -3,17 +3,16 @@
  * and the most and least reliable tools. Both perception and decision receive it on every call.
  */
 import type { MemoryHit, SessionStore, ToolStat } from "../memory/index.js";
+import { clip } from "../core/index.js";
 import type { MemoryService } from "./loop.js";
-
-const clip = (t: string | null, n: number) => (t && t.length > n ? `${t.slice(0, n)}…` : (t ?? ""));
 
 export function renderHits(hits: MemoryHit[]): string {
   if (hits.length === 0) return "";
   const lines = hits.map((h) => {
     const times = h.sessions > 1 ? ` (${h.sessions} sessions)` : "";
     return h.kind === "solution"
-      ? `- solved before${times}: "${clip(h.original_query, 200)}" → ${clip(h.final_answer ?? h.solution_summary, 300)}`
-      : `- warning${times}: "${clip(h.original_query, 200)}" was ${clip(h.reason, 300)}`;
+      ? `- solved before${times}: "${clip(h.original_query, 200)}" → ${clip(h.final_answer ?? h.solution_summary ?? "", 300)}`
+      : `- warning${times}: "${clip(h.original_query, 200)}" was ${clip(h.reason ?? "", 300)}`;
   });
   return `Past sessions like this one (memory; use them as hints, verify with tools):\n${lines.join("\n")}\n`;
 }

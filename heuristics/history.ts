@@ -3,8 +3,8 @@
  * in full (each field truncated), older ones as one line each, and beyond a limit the oldest collapse into one
  * counting line — so the history's size has a fixed upper bound however long the session runs.
  */
-import type { Step } from "../core/index.js";
-import { clip, toPromptText, truncateForPrompt } from "./text.js";
+import { clip, oneLine, type Step } from "../core/index.js";
+import { toPromptText, truncateForPrompt } from "./text.js";
 
 export interface BoundHistoryOptions {
   /** Steps shown in full, from the end (default 3). */
@@ -73,10 +73,6 @@ export function historyBound(options: BoundHistoryOptions = {}): number {
 
 function stepBlockCap(o: Required<BoundHistoryOptions>): number {
   return 2 * o.maxCharsPerLine + o.maxCharsPerCode + 5 * o.maxCharsPerResult + BLOCK_OVERHEAD;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
 }
 
 /** What a step produced, as text: its value, or why it failed. */

@@ -7,14 +7,8 @@ import {
   type GenerateResult,
   type ModelProvider,
 } from "../core/index.js";
-import {
-  clip,
-  renderCode,
-  renderHistory,
-  renderHumanInputs,
-  renderPlan,
-  renderPrompt,
-} from "../prompts/index.js";
+import { truncateForPrompt } from "../heuristics/index.js";
+import { renderCode, renderHistory, renderHumanInputs, renderPlan, renderPrompt } from "../prompts/index.js";
 
 export interface PerceptionInput {
   mode: "user_query" | "step_result";
@@ -55,8 +49,8 @@ export function perceptionPrompt(input: PerceptionInput): { system: string; prom
   const result = !r
     ? "(no result)"
     : r.ok
-      ? `ok: ${clip(r.value, 4000)}${r.logs.length ? `\nconsole: ${clip(r.logs.join("\n"), 1000)}` : ""}`
-      : `FAILED ${r.error?.code}: ${clip(r.error?.message ?? "", 2000)}${r.logs.length ? `\nconsole: ${clip(r.logs.join("\n"), 1000)}` : ""}`;
+      ? `ok: ${truncateForPrompt(r.value, 4000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`
+      : `FAILED ${r.error?.code}: ${truncateForPrompt(r.error?.message ?? "", 2000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`;
   const prompt = renderPrompt("perception/step_result", {
     query: input.query,
     human_inputs: human,

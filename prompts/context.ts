@@ -1,11 +1,6 @@
 /** Renders the loop's state (plan, steps, human answers, memory hits) into the text the templates embed. */
 import type { HumanInput, PlanVersion, Step } from "../core/index.js";
-import { boundHistory, truncateForPrompt } from "../heuristics/index.js";
-
-/** A value as prompt text, cut to `max` characters with a note of the full size. */
-export function clip(value: unknown, max = 2000): string {
-  return truncateForPrompt(value, max);
-}
+import { boundHistory } from "../heuristics/index.js";
 
 export function renderPlan(plan: PlanVersion | undefined): string {
   if (!plan) return "(no plan yet)";
