@@ -5,6 +5,8 @@
  */
 import {
   errorMessage,
+  type GenerateRequest,
+  type ModelCall,
   type AgentSession,
   type Clock,
   type SessionRecorder,
@@ -14,7 +16,6 @@ import {
 } from "../core/index.js";
 import { ModelOutputError } from "../llm/index.js";
 import type { LoopEvent } from "./events.js";
-import type { ModelCall, Phase, PromptText } from "./hooks.js";
 import type { SpendAccount } from "./spend.js";
 
 export interface ModelCallContext {
@@ -27,46 +28,26 @@ export interface ModelCallContext {
   emit?: (event: LoopEvent) => void;
 }
 
-/** A phase's model calls, made for session `s`; `role` names the row of a one-call phase. */
-export async function trackModelCall<I, T extends { result: GenerateResult<unknown>; prompt: string }>(
-  ctx: ModelCallContext,
-  s: AgentSession,
-  role: string,
-  model: ModelProvider,
-  phase: Phase<I, T>,
-  input: I,
-): Promise<Omit<T, "result" | "prompt">> {
-  if ("calls" in phase) return phase.calls(input, modelCall(ctx, s));
-  const failedPrompt = () => joined(phase.prompt(input));
-  return track(ctx, s, role, model, failedPrompt, () => phase.run(model, input));
+/**
+ * The ModelCall a phase of session `s` makes its calls through: `model` is the role's model unless the phase
+ * names another (a planner, a coder). The one place the loop asks a model.
+ */
+export function modelCall(ctx: ModelCallContext, s: AgentSession, roleModel: ModelProvider): ModelCall {
+  return async (request, model = roleModel) => (await callModel(ctx, s, model, request)).value;
 }
 
-/** The ModelCall a phase of several calls makes its calls through. */
-function modelCall(ctx: ModelCallContext, s: AgentSession): ModelCall {
-  return async (role, model, prompt, generate) => {
-    const text = joined(prompt);
-    const out = await track(
-      ctx,
-      s,
-      role,
-      model,
-      () => text,
-      async () => ({ result: await generate(), prompt: text }),
-    );
-    return out.result;
-  };
-}
-
-const joined = (p: PromptText) => `${p.system}\n${p.prompt}`;
-
-async function track<T extends { result: GenerateResult<unknown>; prompt: string }>(
+/**
+ * One model call, checked against the budgets first, counted as under way while it runs, then counted and
+ * logged as its own llm_calls row under the request's role with its prompt (also when it fails).
+ */
+async function callModel<T>(
   ctx: ModelCallContext,
   s: AgentSession,
-  role: string,
   model: ModelProvider,
-  failedPrompt: () => string,
-  run: () => Promise<T>,
-): Promise<T> {
+  request: GenerateRequest<T>,
+): Promise<GenerateResult<T>> {
+  const { role } = request;
+  const prompt = `${request.system}\n${request.prompt}`;
   ctx.check?.();
   const startedAt = ctx.clock.iso();
   const t0 = ctx.clock.now();
@@ -74,26 +55,26 @@ async function track<T extends { result: GenerateResult<unknown>; prompt: string
   const done = ctx.account?.begin();
   ctx.emit?.({ type: "model_start", role, provider: model.provider, model: model.model });
   try {
-    const out = await run();
+    const result = await model.generate(request);
     ctx.emit?.({ type: "model_end", role, ok: true, ms: ctx.clock.now() - t0 });
-    const { usage } = out.result;
-    spend(s, out.result.attempts, usage, out.result.cost_usd);
+    const { usage } = result;
+    spend(s, result.attempts, usage, result.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
-      provider: out.result.provider,
-      model: out.result.model,
+      provider: result.provider,
+      model: result.model,
       ok: true,
       input_tokens: usage.input_tokens,
       output_tokens: usage.output_tokens,
-      latency_ms: out.result.latency_ms,
-      attempts: out.result.attempts,
-      cost_usd: out.result.cost_usd,
-      prompt: out.prompt,
-      raw_response: out.result.raw,
-      value: out.result.value,
+      latency_ms: result.latency_ms,
+      attempts: result.attempts,
+      cost_usd: result.cost_usd,
+      prompt,
+      raw_response: result.raw,
+      value: result.value,
       started_at: startedAt,
     });
-    return out;
+    return result;
   } catch (e) {
     // A reply that stayed invalid through the repair round was still paid for: its tokens count like any other.
     const paid = e instanceof ModelOutputError ? e : undefined;
@@ -112,8 +93,7 @@ async function track<T extends { result: GenerateResult<unknown>; prompt: string
       latency_ms: ctx.clock.now() - t0,
       attempts,
       cost_usd: paid?.cost_usd,
-      // The prompt is rendered again only for the log of a failed call; a successful one returns it.
-      prompt: failedPrompt(),
+      prompt,
       raw_response: paid?.raw ?? "",
       error,
       started_at: startedAt,

@@ -12,14 +12,14 @@ import {
   type DownServer,
   type PerceptionSnapshot,
   type SnapshotType,
-  type GenerateResult,
+  type Phase,
 } from "../core/index.js";
 import type { DecisionInput } from "../decision/index.js";
 import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../heuristics/index.js";
 import type { PerceptionInput } from "../perception/index.js";
 import type { LoopEvent } from "./events.js";
-import { defaultDecision, defaultPerception, type Phase } from "./hooks.js";
-import { trackModelCall } from "./model-call.js";
+import { defaultDecision, defaultPerception } from "./hooks.js";
+import { modelCall } from "./model-call.js";
 import { checkBudgets, type Decide, type LoopContext, type Run } from "./next.js";
 import { currentPlan } from "./session.js";
 
@@ -67,9 +67,9 @@ export async function perceive(
     signal: run.signal,
   };
   const phase = ctx.deps.hooks?.perception ?? defaultPerception;
-  const out = await callPhase(ctx, run, "perception", phase, full);
-  ctx.log.snapshot(s, type, out.snapshot, stepIndex);
-  return out.snapshot;
+  const snapshot = await callPhase(ctx, run, "perception", phase, full);
+  ctx.log.snapshot(s, type, snapshot, stepIndex);
+  return snapshot;
 }
 
 export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<DecisionOutput> {
@@ -89,8 +89,7 @@ export async function decide(ctx: LoopContext, run: Run, next: Decide): Promise<
     history: s.steps,
     signal: run.signal,
   };
-  const out = await callPhase(ctx, run, "decision", ctx.deps.hooks?.decision ?? defaultDecision, full);
-  return out.decision;
+  return callPhase(ctx, run, "decision", ctx.deps.hooks?.decision ?? defaultDecision, full);
 }
 
 /**
@@ -108,13 +107,13 @@ export function serversDown(ctx: LoopContext): DownServer[] {
 }
 
 /** A model phase within the budgets, each of its calls checked against them first, counted and logged. */
-function callPhase<I, O extends { result: GenerateResult<unknown>; prompt: string }>(
+function callPhase<I, O>(
   ctx: LoopContext,
   run: Run,
   role: "perception" | "decision",
   phase: Phase<I, O>,
   input: I,
-): Promise<Omit<O, "result" | "prompt">> {
+): Promise<O> {
   const call = {
     recorder: ctx.deps.recorder,
     clock: ctx.clock,
@@ -122,7 +121,7 @@ function callPhase<I, O extends { result: GenerateResult<unknown>; prompt: strin
     check: () => checkBudgets(run, ctx.deps.signal),
     emit: (e: LoopEvent) => ctx.log.emit(e),
   };
-  return trackModelCall(call, run.s, role, ctx.deps.models[role], phase, input);
+  return phase(input, modelCall(call, run.s, ctx.deps.models[role]));
 }
 
 /** The tools the decision sees: the top K by relevance and reliability, plus every tool the plan has used. */

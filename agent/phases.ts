@@ -1,23 +1,16 @@
 /**
- * An agent's own prompts: the default perception and decision prompts with the agent's sections added to the
- * system text — its role (prompt file), the agents it may call with their contracts and recovery tables, how
- * it hands over, and, for a sub-agent, how it ends (its report). The prompt logged is the prompt sent.
+ * An agent's own system text, added to the perception and decision prompts (perceptionPhase, decisionPhase):
+ * its role (prompt file), the agents it may call with their contracts and recovery tables, how it hands over,
+ * and, for a sub-agent, how it ends (its report).
  */
-import { DecisionOutput, PerceptionSnapshot, type ModelProvider } from "../core/index.js";
-import { decisionPrompt, type DecisionInput, type DecisionResult } from "../decision/index.js";
-import { perceptionPrompt, type PerceptionInput, type PerceptionOutput } from "../perception/index.js";
 import { renderPrompt } from "../prompts/index.js";
 import { SUCCESS_CODE, UNKNOWN_CODE, type Agent } from "./config.js";
-import type { DecisionPhase, PerceptionPhase, PromptText } from "./hooks.js";
 
 /** The system text sections of one agent, for perception and for decision. */
 export interface AgentSections {
   perception: string;
   decision: string;
 }
-
-const withSection = (p: PromptText, section: string): PromptText =>
-  section ? { system: `${p.system.trimEnd()}\n\n${section.trim()}\n`, prompt: p.prompt } : p;
 
 function codeList(a: Agent): string {
   return a.codes
@@ -79,43 +72,3 @@ export function agentSections(agent: Agent, team: Record<string, Agent>, sub: bo
   const perception = [role, sub ? renderPrompt("agents/report_perception", { name: agent.name }) : ""];
   return { perception: perception.join("\n"), decision: parts.join("\n") };
 }
-
-export function perceptionPhase(section: string): PerceptionPhase {
-  const prompt = (input: PerceptionInput) => withSection(perceptionPrompt(input), section);
-  return {
-    prompt,
-    async run(model: ModelProvider, input: PerceptionInput): Promise<PerceptionOutput> {
-      const p = prompt(input);
-      const result = await model.generate({
-        role: "perception",
-        system: p.system,
-        prompt: p.prompt,
-        schema: PerceptionSnapshot,
-        schemaName: "PerceptionSnapshot",
-        signal: input.signal,
-      });
-      return { snapshot: result.value, result, prompt: `${p.system}\n${p.prompt}` };
-    },
-  };
-}
-
-export function decisionPhase(section: string): DecisionPhase {
-  const prompt = (input: DecisionInput) => withSection(decisionPrompt(input), section);
-  return {
-    prompt,
-    async run(model: ModelProvider, input: DecisionInput): Promise<DecisionResult> {
-      const p = prompt(input);
-      const result = await model.generate({
-        role: "decision",
-        system: p.system,
-        prompt: p.prompt,
-        schema: DecisionOutput,
-        schemaName: "DecisionOutput",
-        signal: input.signal,
-      });
-      return { decision: result.value, result, prompt: `${p.system}\n${p.prompt}` };
-    },
-  };
-}
-
-export { withSection };

@@ -4,12 +4,15 @@
  * as its own row ("planner", then "coder"), and each is checked against the budgets before it is made.
  */
 import { z } from "zod";
-import { DecisionOutput, StepType, type ModelProvider } from "../core/index.js";
-import { renderTools, type DecisionInput } from "../decision/index.js";
-import { decisionPrompt } from "../decision/index.js";
-import { renderHistory, renderPlan, renderPrompt } from "../prompts/index.js";
-import type { DecisionPhase, PromptText } from "./hooks.js";
-import { withSection } from "./phases.js";
+import { DecisionOutput, StepType, type GenerateRequest, type ModelProvider } from "../core/index.js";
+import {
+  decisionPrompt,
+  renderTools,
+  type DecisionInput,
+  type DecisionPhase,
+} from "../decision/index.js";
+import { renderHistory, renderPlan } from "../perception/index.js";
+import { renderPrompt, withSection } from "../prompts/index.js";
 
 export const PlannerOutput = z
   .object({
@@ -48,16 +51,26 @@ export interface PlannerCoderModels {
   coder: ModelProvider;
 }
 
-function plannerPrompt(input: DecisionInput, section: string): PromptText {
+function plannerRequest(input: DecisionInput, section: string): GenerateRequest<PlannerOutput> {
   const system = renderPrompt("agents/planner", {
     tools: renderTools(input.tools, input.unavailable),
     tool_stats: input.toolStats,
   });
-  // The request, perception, plan and history as the single decision sees them.
-  return withSection({ system, prompt: decisionPrompt(input).prompt }, section);
+  return {
+    role: "planner",
+    // The request, perception, plan and history as the single decision sees them.
+    ...withSection({ system, prompt: decisionPrompt(input).prompt }, section),
+    schema: PlannerOutput,
+    schemaName: "PlannerOutput",
+    signal: input.signal,
+  };
 }
 
-function coderPrompt(input: DecisionInput, plan: PlannerOutput, section: string): PromptText {
+function coderRequest(
+  input: DecisionInput,
+  plan: PlannerOutput,
+  section: string,
+): GenerateRequest<z.infer<typeof CoderOutput>> {
   const system = renderPrompt("agents/coder", { tools: renderTools(input.tools, input.unavailable) });
   const prompt = renderPrompt("agents/coder_step", {
     query: input.query,
@@ -75,39 +88,23 @@ function coderPrompt(input: DecisionInput, plan: PlannerOutput, section: string)
     brief: plan.brief ?? "",
     guidance: input.guidance ? `Feedback on the last attempt: ${input.guidance}` : "",
   });
-  return withSection({ system, prompt }, section);
+  return {
+    role: "coder",
+    ...withSection({ system, prompt }, section),
+    schema: CoderOutput,
+    schemaName: "CoderOutput",
+    signal: input.signal,
+  };
 }
 
 /** `section`: the agent's own system text (role, callable agents), shown to both planner and coder. */
 export function plannerCoderPhase(models: PlannerCoderModels, section = ""): DecisionPhase {
-  return {
-    async calls(input, call) {
-      const p = plannerPrompt(input, section);
-      const planned = await call("planner", models.planner, p, () =>
-        models.planner.generate({
-          role: "planner",
-          system: p.system,
-          prompt: p.prompt,
-          schema: PlannerOutput,
-          schemaName: "PlannerOutput",
-          signal: input.signal,
-        }),
-      );
-      const plan: Partial<PlannerOutput> = { ...planned.value };
-      delete plan.brief;
-      if (plan.type !== "CODE") return { decision: DecisionOutput.parse(plan) };
-      const c = coderPrompt(input, planned.value, section);
-      const coded = await call("coder", models.coder, c, () =>
-        models.coder.generate({
-          role: "coder",
-          system: c.system,
-          prompt: c.prompt,
-          schema: CoderOutput,
-          schemaName: "CoderOutput",
-          signal: input.signal,
-        }),
-      );
-      return { decision: DecisionOutput.parse({ ...plan, code: coded.value.code }) };
-    },
+  return async (input, call) => {
+    const planned = await call(plannerRequest(input, section), models.planner);
+    const plan: Partial<PlannerOutput> = { ...planned };
+    delete plan.brief;
+    if (plan.type !== "CODE") return DecisionOutput.parse(plan);
+    const coded = await call(coderRequest(input, planned, section), models.coder);
+    return DecisionOutput.parse({ ...plan, code: coded.code });
   };
 }

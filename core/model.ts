@@ -72,3 +72,15 @@ export interface RawCompletion {
   /** Transport retries this turn needed. */
   retries?: number;
 }
+
+/**
+ * One model call made on a phase's behalf, within the session's budgets, counted and logged (the loop provides
+ * it, agent/model-call.ts). `model` defaults to the model of the phase's role. Resolves to the valid value.
+ */
+export type ModelCall = <T>(request: GenerateRequest<T>, model?: ModelProvider) => Promise<T>;
+
+/**
+ * A model phase (perception, decision, a planner then a coder): the loop's input → its output. A phase builds
+ * each request from plain data (role, schema, prompt) and asks through `call`, never a provider directly.
+ */
+export type Phase<I, O> = (input: I, call: ModelCall) => Promise<O>;

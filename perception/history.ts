@@ -4,7 +4,7 @@
  * counting line — so the history's size has a fixed upper bound however long the session runs.
  */
 import { clip, oneLine, type Step } from "../core/index.js";
-import { toPromptText, truncateForPrompt } from "./text.js";
+import { toPromptText, truncateForPrompt } from "../heuristics/index.js";
 
 export interface BoundHistoryOptions {
   /** Steps shown in full, from the end (default 3). */

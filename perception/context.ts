@@ -1,6 +1,6 @@
-/** Renders the loop's state (plan, steps, human answers, memory hits) into the text the templates embed. */
+/** Renders the loop's state for the perception and decision prompts (plan, steps, human answers, memory hits) into the text the templates embed. */
 import type { HumanInput, PlanVersion, Step } from "../core/index.js";
-import { boundHistory } from "../heuristics/index.js";
+import { boundHistory } from "./history.js";
 
 export function renderPlan(plan: PlanVersion | undefined): string {
   if (!plan) return "(no plan yet)";

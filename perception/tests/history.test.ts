@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Step } from "../../core/index.js";
-import { boundHistory, estimateTokens, historyBound } from "../index.js";
+import { estimateTokens } from "../../heuristics/index.js";
+import { boundHistory, historyBound } from "../index.js";
 
 /** A session's steps: every third fails, results and code are long, like real tool output. */
 function steps(n: number): Step[] {
