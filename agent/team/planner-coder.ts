@@ -4,15 +4,10 @@
  * as its own row ("planner", then "coder"), and each is checked against the budgets before it is made.
  */
 import { z } from "zod";
-import { DecisionOutput, StepType, type GenerateRequest, type ModelProvider } from "../core/index.js";
-import {
-  decisionPrompt,
-  renderTools,
-  type DecisionInput,
-  type DecisionPhase,
-} from "../decision/index.js";
-import { renderHistory, renderPlan } from "../perception/index.js";
-import { renderPrompt, withSection } from "../prompts/index.js";
+import { DecisionOutput, StepType, type GenerateRequest, type ModelProvider } from "../../core/index.js";
+import { decisionPrompt, renderTools, type DecisionInput, type DecisionPhase } from "../../decision/index.js";
+import { renderHistory, renderPlan } from "../../perception/index.js";
+import { renderPrompt, withSection } from "../../prompts/index.js";
 
 export const PlannerOutput = z
   .object({

@@ -3,7 +3,7 @@
  * the report, or UNKNOWN with the reason when the sub-agent ended any other way (budget, crash, no report).
  */
 import { z } from "zod";
-import { clip, isPdaError, errorMessage, type AgentReport, type AgentSession } from "../core/index.js";
+import { clip, isPdaError, errorMessage, type AgentReport, type AgentSession } from "../../core/index.js";
 import { SUCCESS_CODE, UNKNOWN_CODE, type Agent, type ResultField } from "./config.js";
 
 /** What `agents.<name>(...)` resolves to: the report, with the sub-agent's tool calls and session id. */

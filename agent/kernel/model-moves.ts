@@ -13,10 +13,10 @@ import {
   type PerceptionSnapshot,
   type SnapshotType,
   type Phase,
-} from "../core/index.js";
-import type { DecisionInput } from "../decision/index.js";
-import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../heuristics/index.js";
-import type { PerceptionInput } from "../perception/index.js";
+} from "../../core/index.js";
+import type { DecisionInput } from "../../decision/index.js";
+import { findToolCalls, formatFindings, guardQuery, toolRankerFor } from "../../heuristics/index.js";
+import type { PerceptionInput } from "../../perception/index.js";
 import type { LoopEvent } from "./events.js";
 import { defaultDecision, defaultPerception } from "./hooks.js";
 import { modelCall } from "./model-call.js";

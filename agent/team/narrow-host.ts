@@ -4,8 +4,8 @@
  * that slips past the guard — `callTool(name)` with a computed name — reaches the narrow host and is refused
  * there with a ToolError TOOL_NOT_ALLOWED, logged in the agent's session like any failed call.
  */
-import type { Namespaces, runCode } from "../action/index.js";
-import { ToolError, type ToolHost, type ToolInfo } from "../core/index.js";
+import type { Namespaces, runCode } from "../../action/index.js";
+import { ToolError, type ToolHost, type ToolInfo } from "../../core/index.js";
 import { toolAllowed } from "./config.js";
 
 function resolveTool(host: ToolHost, name: string): ToolInfo | undefined {

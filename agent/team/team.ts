@@ -8,7 +8,7 @@
  * - `agent.report({...})` in a sub-agent, `agent.handoff({to, reason})` in the agent holding the conversation.
  * Sub-agents a step started are cancelled and waited for when the step ends, so every call is in the log.
  */
-import { runCode, type Namespaces } from "../action/index.js";
+import { runCode, type Namespaces } from "../../action/index.js";
 import {
   ConfigError,
   ToolError,
@@ -21,7 +21,7 @@ import {
   type Step,
   type ToolInfo,
   type ModelProvider,
-} from "../core/index.js";
+} from "../../core/index.js";
 import {
   agentOf,
   agentProfile,
@@ -30,18 +30,18 @@ import {
   type AgentsConfig,
   type ModelRole,
 } from "./config.js";
-import type { LoopEvent } from "./events.js";
+import type { LoopEvent } from "../kernel/index.js";
 import { TeamLoop } from "./handoff.js";
-import type { LoopHooks } from "./hooks.js";
-import { AgentLoop, type LoopDeps, type MemoryService } from "./loop.js";
+import type { LoopHooks } from "../kernel/index.js";
+import { AgentLoop, type LoopDeps, type MemoryService } from "../kernel/index.js";
 import { prefixRoles } from "./models.js";
 import { narrowExecute, narrowHost, narrowServices } from "./narrow-host.js";
-import { decisionPhase } from "../decision/index.js";
-import { perceptionPhase } from "../perception/index.js";
+import { decisionPhase } from "../../decision/index.js";
+import { perceptionPhase } from "../../perception/index.js";
 import { agentSections } from "./phases.js";
 import { plannerCoderPhase } from "./planner-coder.js";
 import { checkReport, outcomeOf, reportOf, type AgentResult } from "./report.js";
-import { SpendLedger } from "./spend.js";
+import { SpendLedger } from "../kernel/index.js";
 
 /** A sub-agent's session as it starts: its id and its caller's. */
 export interface SubagentStart {

@@ -4,8 +4,8 @@
  * models are shown and asked lives in model-moves.ts, what involves a person in human-moves.ts, and every
  * write to the session and its log in session-log.ts.
  */
-import { runCode, type Namespaces } from "../action/index.js";
-import type { Profile } from "../config/index.js";
+import { runCode, type Namespaces } from "../../action/index.js";
+import type { Profile } from "../../config/index.js";
 import {
   BudgetExceeded,
   ConfigError,
@@ -23,10 +23,10 @@ import {
   type Step,
   type ToolHost,
   type ModelProvider,
-} from "../core/index.js";
-import { findingsToStepError, guardCode, guardResult, type Finding } from "../heuristics/index.js";
-import type { HumanChannel } from "../hil/index.js";
-import type { MemoryHit } from "../memory/index.js";
+} from "../../core/index.js";
+import { findingsToStepError, guardCode, guardResult, type Finding } from "../../heuristics/index.js";
+import type { HumanChannel } from "../../hil/index.js";
+import type { MemoryHit } from "../../memory/index.js";
 import type { LoopEvent } from "./events.js";
 import type { LoopHooks } from "./hooks.js";
 import { approvalGate, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";

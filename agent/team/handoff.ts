@@ -3,9 +3,9 @@
  * session stays one session; its `control` list records who held it from which step, and the agent taking
  * over continues from the last perception with the reason as guidance (AgentLoop.takeOver).
  */
-import { ConfigError, systemClock, type AgentSession } from "../core/index.js";
+import { ConfigError, systemClock, type AgentSession } from "../../core/index.js";
 import type { Agent } from "./config.js";
-import { AgentLoop, type LoopDeps, type RunOptions } from "./loop.js";
+import { AgentLoop, type LoopDeps, type RunOptions } from "../kernel/index.js";
 import type { AgentTeam } from "./team.js";
 
 /** The AgentLoop of the agent that holds the conversation first; it follows the handoffs its session makes. */

@@ -2,8 +2,8 @@
  * Memory as the prompts see it: past sessions like this one (solutions, and warnings about what failed)
  * and the most and least reliable tools. Both perception and decision receive it on every call.
  */
-import type { MemoryHit, SessionStore, ToolStat } from "../memory/index.js";
-import { clip } from "../core/index.js";
+import type { MemoryHit, SessionStore, ToolStat } from "../../memory/index.js";
+import { clip } from "../../core/index.js";
 import type { MemoryService } from "./loop.js";
 
 export function renderHits(hits: MemoryHit[]): string {

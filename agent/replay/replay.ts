@@ -11,10 +11,10 @@ import {
   type ModelProvider,
   type RawCompletion,
   type RawTurn,
-} from "../core/index.js";
-import { StructuredProvider, type Transport } from "../llm/index.js";
-import type { SessionStore } from "../memory/index.js";
-import type { SubagentStart } from "./team.js";
+} from "../../core/index.js";
+import { StructuredProvider, type Transport } from "../../llm/index.js";
+import type { SessionStore } from "../../memory/index.js";
+import type { SubagentStart } from "../team/index.js";
 
 export interface StepDifference {
   step: number;

@@ -12,7 +12,7 @@ import type {
   SnapshotType,
   Step,
   ToolCallRecord,
-} from "../core/index.js";
+} from "../../core/index.js";
 import type { LoopEvent } from "./events.js";
 import { newStep, nextPlanVersion, type StepDecision } from "./plan.js";
 import { currentPlan } from "./session.js";

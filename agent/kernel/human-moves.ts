@@ -3,8 +3,8 @@
  * Ctrl-C turned into a question, asking how to go on when the model cannot, and turning each answer into the
  * next move — retry, edited code, a given result, a skip, going on after a pause — or a stop.
  */
-import type { AgentSession, PlanReason, Step } from "../core/index.js";
-import { STOP_STATUS, questionText, type Question, type StopAnswer } from "../hil/index.js";
+import type { AgentSession, PlanReason, Step } from "../../core/index.js";
+import { STOP_STATUS, questionText, type Question, type StopAnswer } from "../../hil/index.js";
 import { ask } from "./human.js";
 import { end, withGuidance, type Decide, type LoopContext, type Next, type Run } from "./next.js";
 import { partialAnswer, stepDecision } from "./plan.js";

@@ -1,5 +1,5 @@
 /** Reading an AgentSession: its current plan and its summary. */
-import { SessionSummary, totalSpend, type AgentSession, type PlanVersion } from "../core/index.js";
+import { SessionSummary, totalSpend, type AgentSession, type PlanVersion } from "../../core/index.js";
 
 export function currentPlan(session: AgentSession): PlanVersion | undefined {
   return session.plan_versions.at(-1);

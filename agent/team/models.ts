@@ -3,7 +3,7 @@
  * ("pick.decision"), so a scripted model plays each agent its own replies — even when agents run in parallel —
  * and models.yaml may give one agent's role its own settings (a dotted role falls back to its last part).
  */
-import type { GenerateRequest, ModelProvider } from "../core/index.js";
+import type { GenerateRequest, ModelProvider } from "../../core/index.js";
 
 export function agentRole(agent: string, role: string): string {
   return `${agent}.${role}`;

@@ -3,8 +3,8 @@
  * session must stop, or null. Model calls, tokens, cost and time count what the session spent together with its
  * sub-agents (agent/spend.ts keeps the figures); steps are each session's own.
  */
-import type { Budgets } from "../config/index.js";
-import type { AgentSession, Spend } from "../core/index.js";
+import type { Budgets } from "../../config/index.js";
+import type { AgentSession, Spend } from "../../core/index.js";
 
 export interface StopReason {
   code: string;

@@ -1,5 +1,5 @@
 /** Plan versions and steps as plain data: what the loop records when the model decides. */
-import type { AgentSession, DecisionOutput, PlanReason, PlanVersion, Step } from "../core/index.js";
+import type { AgentSession, DecisionOutput, PlanReason, PlanVersion, Step } from "../../core/index.js";
 import { attemptsOf } from "./budgets.js";
 import { currentPlan } from "./session.js";
 

@@ -3,7 +3,7 @@
  * its role (prompt file), the agents it may call with their contracts and recovery tables, how it hands over,
  * and, for a sub-agent, how it ends (its report).
  */
-import { renderPrompt } from "../prompts/index.js";
+import { renderPrompt } from "../../prompts/index.js";
 import { SUCCESS_CODE, UNKNOWN_CODE, type Agent } from "./config.js";
 
 /** The system text sections of one agent, for perception and for decision. */

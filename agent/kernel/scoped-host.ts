@@ -2,7 +2,7 @@
  * A per-session view of the shared tool host: calls made through it are measured and reported only to this
  * session, so concurrent sessions over one hub (batch runs) never see each other's calls.
  */
-import { ToolError, type CallOptions, type ToolCallRecord, type ToolHost } from "../core/index.js";
+import { ToolError, type CallOptions, type ToolCallRecord, type ToolHost } from "../../core/index.js";
 
 export function scopedHost(host: ToolHost, now: () => number, iso: () => string): ToolHost {
   const listeners = new Set<(r: ToolCallRecord) => void>();

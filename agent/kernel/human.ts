@@ -8,9 +8,9 @@ import {
   type Clock,
   type SessionRecorder,
   type ToolHost,
-} from "../core/index.js";
+} from "../../core/index.js";
 import type { LoopEvent } from "./events.js";
-import { askOrDefer, Question, toHumanInput, type AnswerOf, type HumanChannel } from "../hil/index.js";
+import { askOrDefer, Question, toHumanInput, type AnswerOf, type HumanChannel } from "../../hil/index.js";
 
 export interface HumanDeps {
   channel: HumanChannel;

@@ -8,7 +8,7 @@ import type {
   SnapshotType,
   Step,
   ToolCallRecord,
-} from "../core/index.js";
+} from "../../core/index.js";
 
 export type LoopEvent =
   | { type: "session_start"; session_id: string; query: string }

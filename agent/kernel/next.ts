@@ -13,8 +13,8 @@ import {
   type SessionStatus,
   type Step,
   type ToolHost,
-} from "../core/index.js";
-import type { Question } from "../hil/index.js";
+} from "../../core/index.js";
+import type { Question } from "../../hil/index.js";
 import type { HumanDeps } from "./human.js";
 import type { LoopDeps, MemoryService } from "./loop.js";
 import type { SessionLog } from "./session-log.js";

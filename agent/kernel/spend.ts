@@ -6,8 +6,8 @@
  * they happen, a sub-agent started late gets at most what its callers have left, and callers' wall time bounds
  * it.
  */
-import type { Budgets } from "../config/index.js";
-import { addSpend, noSpend, type AgentSession, type Spend } from "../core/index.js";
+import type { Budgets } from "../../config/index.js";
+import { addSpend, noSpend, type AgentSession, type Spend } from "../../core/index.js";
 import {
   budgetRules,
   firstStop,

@@ -4,10 +4,10 @@
  * beside the tools (`agents.*`, `agent.report`, `agent.handoff`), and a stop after a CODE step (a sub-agent
  * filed its report, or control was handed over).
  */
-import type { Namespaces } from "../action/index.js";
-import type { AgentSession, SessionStatus, Step } from "../core/index.js";
-import { decisionPhase, type DecisionPhase } from "../decision/index.js";
-import { perceptionPhase, type PerceptionPhase } from "../perception/index.js";
+import type { Namespaces } from "../../action/index.js";
+import type { AgentSession, SessionStatus, Step } from "../../core/index.js";
+import { decisionPhase, type DecisionPhase } from "../../decision/index.js";
+import { perceptionPhase, type PerceptionPhase } from "../../perception/index.js";
 
 export const defaultPerception: PerceptionPhase = perceptionPhase();
 export const defaultDecision: DecisionPhase = decisionPhase();

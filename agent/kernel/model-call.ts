@@ -13,8 +13,8 @@ import {
   type GenerateResult,
   type ModelProvider,
   type TokenUsage,
-} from "../core/index.js";
-import { ModelOutputError } from "../llm/index.js";
+} from "../../core/index.js";
+import { ModelOutputError } from "../../llm/index.js";
 import type { LoopEvent } from "./events.js";
 import type { SpendAccount } from "./spend.js";
 

@@ -8,9 +8,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { Budgets, SandboxLimits, configFile, parseConfigText, type Profile } from "../config/index.js";
-import { ConfigError, type ToolInfo } from "../core/index.js";
-import { parseModelSpec } from "../llm/index.js";
+import { Budgets, SandboxLimits, configFile, parseConfigText, type Profile } from "../../config/index.js";
+import { ConfigError, type ToolInfo } from "../../core/index.js";
+import { parseModelSpec } from "../../llm/index.js";
 
 /** Agent names are identifiers: they are called as `agents.<name>(...)` in CODE. */
 const AGENT_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
