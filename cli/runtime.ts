@@ -13,6 +13,7 @@ import {
   storeMemory,
   type LoopDeps,
   type MemoryService,
+  type SessionDriver,
   type TeamOptions,
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
@@ -80,7 +81,7 @@ export interface Runtime {
   /** The agent team, when the profile names an agent (config/agents.yaml). */
   team?: AgentTeam;
   /** A plain loop, or the profile's agent holding the conversation (sub-agents and handoffs with it). */
-  loop(extra?: Partial<LoopDeps>): AgentLoop;
+  loop(extra?: Partial<LoopDeps>): SessionDriver;
   close(): Promise<void>;
 }
 

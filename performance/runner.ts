@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { NO_MEMORY, storeMemory, type AgentLoop, type LoopDeps } from "../agent/index.js";
+import { NO_MEMORY, storeMemory, type LoopDeps, type SessionDriver } from "../agent/index.js";
 import type { Budgets, Profile } from "../config/index.js";
 import {
   PdaError,
@@ -45,7 +45,7 @@ export interface BatchDeps {
   models: { perception: ModelProvider; decision: ModelProvider; judge?: ModelProvider };
   profile: Profile;
   /** A loop with the runtime's deps plus these (e.g. the CLI runtime's `loop`). */
-  loop(extra: Partial<LoopDeps>): AgentLoop;
+  loop(extra: Partial<LoopDeps>): SessionDriver;
   clock?: Clock;
   newId?: () => string;
 }

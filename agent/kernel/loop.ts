@@ -4,8 +4,7 @@
  * models are shown and asked lives in model-moves.ts, what involves a person in human-moves.ts, and every
  * write to the session and its log in session-log.ts.
  */
-import { runCode, type Namespaces } from "../../action/index.js";
-import type { Profile } from "../../config/index.js";
+import { runCode } from "../../action/index.js";
 import {
   BudgetExceeded,
   ConfigError,
@@ -19,16 +18,9 @@ import {
   type Clock,
   type DecisionOutput,
   type PerceptionSnapshot,
-  type SessionRecorder,
   type Step,
-  type ToolHost,
-  type ModelProvider,
 } from "../../core/index.js";
 import { findingsToStepError, guardCode, guardResult, type Finding } from "../../heuristics/index.js";
-import type { HumanChannel } from "../../hil/index.js";
-import type { MemoryHit } from "../../memory/index.js";
-import type { LoopEvent } from "./events.js";
-import type { LoopHooks } from "./hooks.js";
 import { approvalGate, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
 import { answer, askAboutFailure, askHowToGoOn, clarify, interruptible } from "./human-moves.js";
 import { decide, perceive, prepare, serversDown } from "./model-moves.js";
@@ -45,57 +37,9 @@ import { partialAnswer } from "./plan.js";
 import { scopedHost } from "./scoped-host.js";
 import { SessionLog } from "./session-log.js";
 import { SpendLedger } from "./spend.js";
+import type { LoopDeps, RunOptions, SessionDriver } from "./deps.js";
 
-/** What the loop asks of memory: rendered text for the prompts ("" when there is nothing). */
-export interface MemoryService {
-  recall(query: string): string;
-  toolStats(): string;
-  /** Per-tool call counts, for ranking tools by reliability. */
-  toolStatRows?(): ReadonlyArray<{ server: string; tool: string; calls: number; ok: number }>;
-  /** What CODE's `memory.search` returns: past sessions in this memory's scope. */
-  search?(text: string, limit: number): MemoryHit[];
-  /** This memory (same scope) showing `hits` past sessions, for an agent that sets memory_hits. */
-  withHits?(hits: number): MemoryService;
-}
-
-export interface LoopDeps {
-  models: { perception: ModelProvider; decision: ModelProvider };
-  host: ToolHost;
-  recorder: SessionRecorder;
-  profile: Profile;
-  memory?: MemoryService;
-  clock?: Clock;
-  newId?: () => string;
-  /** The sandbox; injectable so benchmarks can measure the loop alone. */
-  execute?: typeof runCode;
-  /** Who answers questions (hil/). Without one, a NOP pauses the session and failures use budgets only. */
-  human?: HumanChannel;
-  /** Ctrl-C presses to turn into a question (with `human`): go on, pause or abort. */
-  interrupts?: InterruptSource;
-  onEvent?: (event: LoopEvent) => void;
-  signal?: AbortSignal;
-  /** Whether a local path exists, for the query guard (default: the file system). */
-  exists?: (path: string) => boolean;
-  /** An agent team's phases, CODE namespaces and stops (agent/hooks.ts); absent for a plain session. */
-  hooks?: LoopHooks;
-  /** Host functions every CODE step gets beside the tools, e.g. `memory.search`, `resources.read`. */
-  services?: Namespaces;
-  /** Spending of the sessions being driven; a team's loops share one, so sub-agents spend their callers' budgets. */
-  ledger?: SpendLedger;
-}
-
-export interface RunOptions {
-  sessionId?: string;
-  parentSessionId?: string;
-  agent?: string;
-}
-
-/** Where Ctrl-C presses come from, when a person can be asked what to do about them (the CLI's terminal). */
-export interface InterruptSource {
-  subscribe(listener: () => void): () => void;
-}
-
-export class AgentLoop {
+export class AgentLoop implements SessionDriver {
   private readonly clock: Clock;
   private readonly log: SessionLog;
   private readonly ctx: LoopContext;
@@ -137,7 +81,7 @@ export class AgentLoop {
   async takeOver(session: AgentSession, guidance: string): Promise<AgentSession> {
     const snapshot = session.snapshots.at(-1)?.snapshot;
     if (!snapshot) throw new ConfigError(`session ${session.session_id} has nothing to hand over yet`);
-    const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+    const s = reopen(session);
     const trigger = `handoff:step:${s.steps.length}`;
     return this.drive(s, {
       kind: "decide",
@@ -164,7 +108,7 @@ export class AgentLoop {
     if (session.status !== "awaiting_human" || !question) {
       throw new ConfigError(`session ${session.session_id} is ${session.status}, not waiting on a question`);
     }
-    const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+    const s = reopen(session);
     delete s.pending_human;
     delete s.pending_question;
     this.log.emit({ type: "session_start", session_id: s.session_id, query: s.original_query });
@@ -172,7 +116,7 @@ export class AgentLoop {
   }
 
   private continueInterrupted(session: AgentSession): Promise<AgentSession> {
-    const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+    const s = reopen(session);
     this.log.start(s);
     return this.drive(s, interruptedMove(s));
   }
@@ -180,30 +124,31 @@ export class AgentLoop {
   private async drive(s: AgentSession, first: Next): Promise<AgentSession> {
     const started = this.clock.now();
     const msBefore = s.usage.ms;
+    // Every field of the drive's state is set here; prepare() then fills in what the prompts see of the query.
+    const human = this.human && { ...this.human, waited: new WaitClock(() => this.clock.now()) };
     const run: Run = {
       s,
       stepIndex: undefined,
       memory: "",
-      host: this.deps.host,
+      // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
+      host: scopedHost(
+        human ? approvalGate(this.deps.host, human, s, () => run.stepIndex) : this.deps.host,
+        this.clock.now,
+        this.clock.iso,
+      ),
       query: s.original_query,
       queryFindings: "",
       toolStats: "",
       signal: this.deps.signal,
+      human,
       // Time spent waiting on a person does not count against the wall-time budget.
       account: this.ledger.open(
         s,
         this.deps.profile.budgets,
-        () => this.clock.now() - (run.human?.waited?.ms ?? 0) - started,
+        () => this.clock.now() - (human?.waited?.ms ?? 0) - started,
       ),
     };
-    // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
-    run.human = this.human ? { ...this.human, waited: new WaitClock(() => this.clock.now()) } : undefined;
-    const gated = run.human
-      ? approvalGate(this.deps.host, run.human, s, () => run.stepIndex)
-      : this.deps.host;
-    const scoped = scopedHost(gated, this.clock.now, this.clock.iso);
-    run.host = scoped;
-    const unsubscribe = scoped.onCall((record) => this.log.toolCall(s, run.stepIndex, record));
+    const unsubscribe = run.host.onCall((record) => this.log.toolCall(s, run.stepIndex, record));
     const move = (next: Next) => this.move(run, next);
     let fatal: unknown;
     try {
@@ -433,4 +378,9 @@ function afterUnusableDecision(run: Run, next: Decide, e: ModelError): Next | Pr
   }
   if (!run.human) throw e;
   return askHowToGoOn(run, next, why);
+}
+
+/** A copy of `session` running again, for a drive that continues it (a handoff, a resume). */
+function reopen(session: AgentSession): AgentSession {
+  return { ...session, status: "running", status_reason: undefined };
 }

@@ -16,7 +16,7 @@ import {
 } from "../../core/index.js";
 import type { Question } from "../../hil/index.js";
 import type { HumanDeps } from "./human.js";
-import type { LoopDeps, MemoryService } from "./loop.js";
+import type { LoopDeps, MemoryService } from "./deps.js";
 import type { SessionLog } from "./session-log.js";
 import type { SpendAccount } from "./spend.js";
 

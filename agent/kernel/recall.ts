@@ -4,7 +4,7 @@
  */
 import type { MemoryHit, SessionStore, ToolStat } from "../../memory/index.js";
 import { clip } from "../../core/index.js";
-import type { MemoryService } from "./loop.js";
+import type { MemoryService } from "./deps.js";
 
 export function renderHits(hits: MemoryHit[]): string {
   if (hits.length === 0) return "";

@@ -4,27 +4,48 @@
  * over continues from the last perception with the reason as guidance (AgentLoop.takeOver).
  */
 import { ConfigError, systemClock, type AgentSession } from "../../core/index.js";
-import type { Agent } from "./config.js";
-import { AgentLoop, type LoopDeps, type RunOptions } from "../kernel/index.js";
-import type { AgentTeam } from "./team.js";
+import { AgentLoop, type LoopDeps, type RunOptions, type SessionDriver } from "../kernel/index.js";
+import type { Agent, AgentsConfig } from "./config.js";
 
-/** The AgentLoop of the agent that holds the conversation first; it follows the handoffs its session makes. */
-export class TeamLoop extends AgentLoop {
+/** A handoff asked for by a session's CODE (`agent.handoff`), taken when the agent's turn ends. */
+export interface Handoff {
+  from: string;
+  to: string;
+  reason: string;
+}
+
+/** What following handoffs needs of the team (AgentTeam provides it). */
+export interface HandoffTeam {
+  readonly config: AgentsConfig;
+  /** Handoffs asked for, by session id. */
+  readonly handoffs: Map<string, Handoff>;
+  agent(name: string): Agent;
+  /** The deps of `agent`'s plain loop over `base`. */
+  deps(agent: Agent, base: LoopDeps): LoopDeps;
+}
+
+/**
+ * The loop of the agent that holds the conversation first: a plain AgentLoop of that agent, then, for each
+ * handoff its session makes, the plain loop of the agent taking over.
+ */
+export class TeamLoop implements SessionDriver {
+  private readonly loop: AgentLoop;
+
   constructor(
-    private readonly team: AgentTeam,
+    private readonly team: HandoffTeam,
     readonly agent: Agent,
     private readonly base: LoopDeps,
   ) {
-    super(team.deps(agent, base));
+    this.loop = new AgentLoop(team.deps(agent, base));
   }
 
-  override async run(query: string, options: RunOptions = {}): Promise<AgentSession> {
-    const s = await super.run(query, { ...options, agent: options.agent ?? this.agent.name });
+  async run(query: string, options: RunOptions = {}): Promise<AgentSession> {
+    const s = await this.loop.run(query, { ...options, agent: options.agent ?? this.agent.name });
     return this.followHandoffs(s);
   }
 
   /** A paused session resumes under the agent that held it when it paused. */
-  override async resume(session: AgentSession): Promise<AgentSession> {
+  async resume(session: AgentSession): Promise<AgentSession> {
     if (session.parent_session_id) {
       // Its caller has moved on without it (its report was UNKNOWN); there is nobody to report to.
       throw new ConfigError(
@@ -39,7 +60,7 @@ export class TeamLoop extends AgentLoop {
         );
       return new TeamLoop(this.team, this.team.agent(holder), this.base).resume(session);
     }
-    return this.followHandoffs(await super.resume(session));
+    return this.followHandoffs(await this.loop.resume(session));
   }
 
   private async followHandoffs(first: AgentSession): Promise<AgentSession> {

@@ -31,7 +31,7 @@ import {
   type ModelRole,
 } from "./config.js";
 import type { LoopEvent } from "../kernel/index.js";
-import { TeamLoop } from "./handoff.js";
+import { TeamLoop, type Handoff, type HandoffTeam } from "./handoff.js";
 import type { LoopHooks } from "../kernel/index.js";
 import { AgentLoop, type LoopDeps, type MemoryService } from "../kernel/index.js";
 import { prefixRoles } from "./models.js";
@@ -73,12 +73,6 @@ export interface AgentStatus {
   last: { success: boolean; error_code: string; reason: string; session_id: string; at: string } | null;
 }
 
-export interface Handoff {
-  from: string;
-  to: string;
-  reason: string;
-}
-
 /** One CODE step of a caller: what it may cancel and must wait for when it ends. */
 interface StepWork {
   ctl: AbortController;
@@ -105,7 +99,7 @@ const invalid = (fn: string, message: string) => new ToolError("TOOL_INVALID_ARG
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-export class AgentTeam {
+export class AgentTeam implements HandoffTeam {
   readonly config: AgentsConfig;
   /** Handoffs asked for by a session's CODE, taken by its TeamLoop when the agent's turn ends. */
   readonly handoffs = new Map<string, Handoff>();
