@@ -1,4 +1,29 @@
-/** The agent: the loop kernel (kernel/), agent teams (team/) and replay (replay/), each behind its own door. */
-export * from "./kernel/index.js";
-export * from "./team/index.js";
-export * from "./replay/index.js";
+/**
+ * The agent: the loop kernel (kernel/), agent teams (team/) and replay (replay/), each behind its own door.
+ * This door exports what other folders use; the agent's own tests import the three doors.
+ */
+export {
+  AgentLoop,
+  NO_MEMORY,
+  storeMemory,
+  summarize,
+  type InterruptSource,
+  type LoopDeps,
+  type LoopEvent,
+  type MemoryService,
+  type SessionDriver,
+} from "./kernel/index.js";
+export {
+  AgentTeam,
+  MODEL_ROLES,
+  loadAgentsConfig,
+  parseAgentsConfig,
+  type TeamOptions,
+} from "./team/index.js";
+export {
+  loggedTree,
+  replayMatches,
+  TreeReplay,
+  type SessionComparison,
+  type StepDifference,
+} from "./replay/index.js";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelError, type GenerateRequest, type ModelProvider } from "../../core/index.js";
 import { ScriptedChannel, type ScriptFile } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
-import type { InterruptSource } from "../index.js";
+import type { InterruptSource } from "../kernel/index.js";
 import { achieved, code, snap, startHarness, type Harness } from "./harness.js";
 
 let h: Harness;

@@ -11,14 +11,8 @@ import {
   type Script,
   type Transport,
 } from "../../llm/index.js";
-import {
-  AgentTeam,
-  parseAgentsConfig,
-  type LoopDeps,
-  type LoopEvent,
-  type TeamLoop,
-  type TeamOptions,
-} from "../index.js";
+import { type LoopDeps, type LoopEvent } from "../kernel/index.js";
+import { AgentTeam, parseAgentsConfig, type TeamLoop, type TeamOptions } from "../team/index.js";
 import type { Harness } from "./harness.js";
 
 export interface TeamRun {
