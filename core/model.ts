@@ -75,7 +75,7 @@ export interface RawCompletion {
 
 /**
  * One model call made on a phase's behalf, within the session's budgets, counted and logged (the loop provides
- * it, agent/model-call.ts). `model` defaults to the model of the phase's role. Resolves to the valid value.
+ * it, agent/kernel/model-call.ts). `model` defaults to the model of the phase's role. Resolves to the valid value.
  */
 export type ModelCall = <T>(request: GenerateRequest<T>, model?: ModelProvider) => Promise<T>;
 

@@ -38,7 +38,7 @@ export interface LoopDeps {
   signal?: AbortSignal;
   /** Whether a local path exists, for the query guard (default: the file system). */
   exists?: (path: string) => boolean;
-  /** An agent team's phases, CODE namespaces and stops (agent/hooks.ts); absent for a plain session. */
+  /** An agent team's phases, CODE namespaces and stops (hooks.ts); absent for a plain session. */
   hooks?: LoopHooks;
   /** Host functions every CODE step gets beside the tools, e.g. `memory.search`, `resources.read`. */
   services?: Namespaces;

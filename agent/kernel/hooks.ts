@@ -1,5 +1,5 @@
 /**
- * What an agent team plugs into the loop (agent/team.ts), so the loop itself stays one screen of sequencing:
+ * What an agent team plugs into the loop (agent/team/team.ts), so the loop itself stays one screen of sequencing:
  * the perception and decision phases (an agent's own prompts, or a planner + coder), host functions for CODE
  * beside the tools (`agents.*`, `agent.report`, `agent.handoff`), and a stop after a CODE step (a sub-agent
  * filed its report, or control was handed over).

@@ -75,7 +75,7 @@ export class AgentLoop implements SessionDriver {
   }
 
   /**
-   * Continues a session another agent handed over (agent/handoff.ts): this agent decides the next step with
+   * Continues a session another agent handed over (agent/team/handoff.ts): this agent decides the next step with
    * everything so far in view and `guidance` (who handed over and why) as feedback.
    */
   async takeOver(session: AgentSession, guidance: string): Promise<AgentSession> {
