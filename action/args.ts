@@ -5,40 +5,20 @@
  * - One plain object → named arguments: `add({a: 1, b: 2})`. Exception: a tool whose only parameter is itself
  *   an object takes such an argument as that parameter's value, unless every key names a parameter.
  * - Anything else → positional, in the order the input schema lists its properties (`add(1, 2)`);
- *   `toolSignature` shows that order. `undefined` in a position means "not given" (the default applies).
+ *   `toolSignature` (core/tool-signature.ts) shows that order. `undefined` in a position means "not given" (the default applies).
  * - Values become JSON explicitly: Date → ISO string, Uint8Array/ArrayBuffer → base64 string, bigint → number
  *   when it is a safe integer; NaN, Infinity, a larger bigint, undefined inside a value, functions, symbols,
  *   Map and Set are refused with an error naming the field.
  */
-import { ToolError, validateArgs, type ToolInfo } from "../core/index.js";
+import {
+  ToolError,
+  parameterNames,
+  toolProperties,
+  toolSignature,
+  validateArgs,
+  type ToolInfo,
+} from "../core/index.js";
 import { Opaque } from "./codec.js";
-
-type Props = Record<string, Record<string, unknown>>;
-
-function properties(tool: ToolInfo): Props {
-  const props = tool.inputSchema?.properties;
-  return props && typeof props === "object" && !Array.isArray(props) ? (props as Props) : {};
-}
-
-/** Parameter names in positional order (the schema's property order). */
-export function parameterNames(tool: ToolInfo): string[] {
-  return Object.keys(properties(tool));
-}
-
-/** `add(a: number, b: number)` — the call shape shown to the model; `?` marks optional parameters. */
-export function toolSignature(tool: ToolInfo, name: string = tool.qualified): string {
-  const props = properties(tool);
-  const required = new Set(
-    Array.isArray(tool.inputSchema?.required) ? (tool.inputSchema.required as string[]) : [],
-  );
-  const params = Object.entries(props).map(([p, s]) => {
-    const type = Array.isArray(s.type) ? s.type.join(" | ") : typeof s.type === "string" ? s.type : "any";
-    const item = type === "array" && typeof (s.items as { type?: unknown })?.type === "string";
-    const shown = item ? `${(s.items as { type: string }).type}[]` : type;
-    return `${p}${required.has(p) ? "" : "?"}: ${shown}`;
-  });
-  return `${name}(${params.join(", ")})`;
-}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== "object" || v === null) return false;
@@ -103,7 +83,7 @@ function toJson(value: unknown, path: string, tool: string): unknown {
 
 /** True when the single object argument is that one object-typed parameter's value, not named arguments. */
 function isWholeValueOfOnlyParam(tool: ToolInfo, arg: Record<string, unknown>): boolean {
-  const props = properties(tool);
+  const props = toolProperties(tool);
   const names = Object.keys(props);
   if (names.length !== 1) return false;
   const only = props[names[0]!]!;

@@ -8,7 +8,7 @@
  * - every tool is an async function (names: core/tool-names.ts): `add(1, 2)` when its name is unique, always
  *   `math.add(...)`, and `server["get-weather"](...)` / `get_weather(...)` for names that are not free
  *   identifiers (aliases never replace a built-in); `callTool(name, ...)` takes any name. Arguments: one plain object = named, otherwise positional in the schema's property order
- *   (args.ts; `toolSignature` shows it); checked against the input schema, defaults filled in.
+ *   (args.ts; core's `toolSignature` shows it); checked against the input schema, defaults filled in.
  * - a failed call throws `ToolError {tool, code, message}`; uncaught, its code is the step's error code.
  * - `parallel([() => a(), () => b()])`, `console.log/info/warn/error/debug`, top-level `await` and `return`.
  * - host namespaces (`options.namespaces`) appear as `name.fn(...)`; a tool of the same name wins; each call
@@ -23,6 +23,5 @@
  * clock only between bytecodes: its thread is terminated STOP_GRACE_MS (250 ms) after the deadline or a cancel.
  */
 export { runCode, MAX_STACK_BYTES, type RunOptions, type Namespaces } from "./sandbox.js";
-export { toolSignature, parameterNames } from "./args.js";
 export { decode, decodeValue, encode, Opaque } from "./codec.js";
 export { InProcessToolHost, mathTools, type InProcessTool } from "./testing.js";

@@ -1,18 +1,29 @@
-export * from "./loop.js";
-export * from "./events.js";
-export * from "./session.js";
-export * from "./budgets.js";
-export * from "./spend.js";
-export * from "./scoped-host.js";
-export * from "./recall.js";
-export * from "./human.js";
-export * from "./replay.js";
-export * from "./hooks.js";
-export * from "./config.js";
-export * from "./report.js";
-export * from "./team.js";
-export * from "./handoff.js";
-export * from "./narrow-host.js";
-export * from "./models.js";
-export * from "./phases.js";
-export * from "./planner-coder.js";
+/**
+ * The agent: the loop kernel (kernel/), agent teams (team/) and replay (replay/), each behind its own door.
+ * This door exports what other folders use; the agent's own tests import the three doors.
+ */
+export {
+  AgentLoop,
+  NO_MEMORY,
+  storeMemory,
+  summarize,
+  type InterruptSource,
+  type LoopDeps,
+  type LoopEvent,
+  type MemoryService,
+  type SessionDriver,
+} from "./kernel/index.js";
+export {
+  AgentTeam,
+  MODEL_ROLES,
+  loadAgentsConfig,
+  parseAgentsConfig,
+  type TeamOptions,
+} from "./team/index.js";
+export {
+  loggedTree,
+  replayMatches,
+  TreeReplay,
+  type SessionComparison,
+  type StepDifference,
+} from "./replay/index.js";

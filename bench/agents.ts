@@ -18,9 +18,8 @@ import { parseArgs } from "node:util";
 import { setTimeout as sleep } from "node:timers/promises";
 import { AgentTeam, parseAgentsConfig, type LoopDeps } from "../agent/index.js";
 import { Profile } from "../config/index.js";
-import { distPath } from "../core/index.js";
+import { distPath, type RawCompletion, type RawTurn } from "../core/index.js";
 import { ScriptedTransport, StructuredProvider, type Script, type Transport } from "../llm/index.js";
-import type { RawCompletion, RawTurn } from "../llm/types.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
 

@@ -10,9 +10,16 @@
  */
 import { AgentLoop } from "../agent/index.js";
 import { Profile } from "../config/index.js";
-import { distPath, nullRecorder, type DecisionOutput, type PerceptionSnapshot } from "../core/index.js";
+import {
+  distPath,
+  nullRecorder,
+  type DecisionOutput,
+  type PerceptionSnapshot,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelProvider,
+} from "../core/index.js";
 import { estimateTokens } from "../heuristics/index.js";
-import type { GenerateRequest, GenerateResult, ModelProvider } from "../llm/types.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 
 type Answer = (req: GenerateRequest<unknown>) => PerceptionSnapshot | DecisionOutput;

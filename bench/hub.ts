@@ -11,7 +11,7 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { distPath } from "../core/index.js";
+import { distPath, percentile } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 
 const { values } = parseArgs({
@@ -36,20 +36,15 @@ type Side = "raw" | "hub";
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
-}
-
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
 /** The median of per-round ratios and their spread. */
 function spread(ratios: number[]) {
   const s = sorted(ratios);
   return {
-    median: round2(percentile(s, 50)),
-    p10: round2(percentile(s, 10)),
-    p90: round2(percentile(s, 90)),
+    median: round2(percentile(s, 0.5)),
+    p10: round2(percentile(s, 0.1)),
+    p90: round2(percentile(s, 0.9)),
   };
 }
 
@@ -84,7 +79,12 @@ async function block(call: Call, inFlight: number, pooled: number[]): Promise<Bl
   const used = process.cpuUsage(before);
   pooled.push(...lat);
   const s = sorted(lat);
-  return { median: percentile(s, 50), p99: percentile(s, 99), cpu: (used.user + used.system) / CALLS, wall };
+  return {
+    median: percentile(s, 0.5),
+    p99: percentile(s, 0.99),
+    cpu: (used.user + used.system) / CALLS,
+    wall,
+  };
 }
 
 async function compare(calls: Record<Side, Call>, inFlight: number) {
@@ -101,8 +101,8 @@ async function compare(calls: Record<Side, Call>, inFlight: number) {
     const wall = blocks[s].reduce((t, b) => t + b.wall, 0);
     const cpu = blocks[s].reduce((t, b) => t + b.cpu, 0) / ROUNDS;
     return {
-      median_ms: round3(percentile(all, 50)),
-      p99_ms: round3(percentile(all, 99)),
+      median_ms: round3(percentile(all, 0.5)),
+      p99_ms: round3(percentile(all, 0.99)),
       calls_per_s: Math.round((all.length / wall) * 1000),
       client_cpu_us_per_call: Math.round(cpu * 10) / 10,
     };
@@ -180,9 +180,9 @@ async function main(): Promise<void> {
         concurrent_16_in_flight: concurrent,
         spawn_per_call: {
           calls: SPAWN_CALLS,
-          median_ms: round3(percentile(spawnSorted, 50)),
+          median_ms: round3(percentile(spawnSorted, 0.5)),
           max_ms: round3(spawnSorted.at(-1)!),
-          vs_hub_sequential_median: Math.round(percentile(spawnSorted, 50) / sequential.hub.median_ms),
+          vs_hub_sequential_median: Math.round(percentile(spawnSorted, 0.5) / sequential.hub.median_ms),
         },
         records_emitted: callsThroughHub,
         target_ratio: TARGET,

@@ -11,7 +11,7 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { AgentLoop } from "../agent/index.js";
 import { Profile } from "../config/index.js";
-import { distPath, nullRecorder, type SessionRecorder } from "../core/index.js";
+import { distPath, nullRecorder, percentile, type SessionRecorder } from "../core/index.js";
 import { ScriptedTransport, StructuredProvider, type ModelProvider } from "../llm/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
@@ -92,8 +92,8 @@ async function measure(hub: MultiMCP, recorder: SessionRecorder) {
     perStep.push((performance.now() - start - (t.ms() - before)) / steps);
   }
   perStep.sort((a, b) => a - b);
-  const q = (p: number) => perStep[Math.min(perStep.length - 1, Math.floor(p * perStep.length))]!;
-  return { median_ms: +q(0.5).toFixed(3), p90_ms: +q(0.9).toFixed(3) };
+  const q = (p: number) => +percentile(perStep, p).toFixed(3);
+  return { median_ms: q(0.5), p90_ms: q(0.9) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pda-bench-loop-"));

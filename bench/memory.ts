@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { distance } from "fastest-levenshtein";
-import type { AgentSession } from "../core/index.js";
+import { percentile, type AgentSession } from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { simulateSession } from "../memory/tests/simulate.js";
 
@@ -218,7 +218,7 @@ function variant(query: string): string {
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 1000) / 1000;
+  return Math.round(percentile(s, p / 100) * 1000) / 1000;
 }
 
 /** Wall time, and CPU time of this process (what the search itself costs, without waiting for a core). */

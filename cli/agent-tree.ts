@@ -3,11 +3,9 @@
  * sub-agent session under it, recursively, with its report. Reads the store only (no agent code loaded).
  */
 import chalk from "chalk";
-import { totalSpend, type AgentCallRecord, type AgentSession } from "../core/index.js";
+import { clip, oneLine, totalSpend, type AgentCallRecord, type AgentSession } from "../core/index.js";
 import type { SessionListItem, SessionStore } from "../memory/index.js";
 
-const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export const statusColor = (s: string) =>

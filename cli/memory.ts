@@ -6,7 +6,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { ConfigError, defaultDbPath } from "../core/index.js";
+import { clip, ConfigError, defaultDbPath, oneLine } from "../core/index.js";
 import {
   DisplayStatus,
   SessionStore,
@@ -29,8 +29,6 @@ interface Globals {
 
 const globals = (cmd: Command) => cmd.optsWithGlobals() as Globals;
 const dbPathOf = (g: Globals) => resolve(g.db ?? process.env.PDA_DB ?? defaultDbPath());
-const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim();
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 19) : "—");
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const usd = (n: number) => `$${n.toFixed(6)}`;

@@ -15,16 +15,16 @@ import {
   storeMemory,
   type LoopDeps,
   type MemoryService,
+  type SessionDriver,
   type TeamOptions,
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
-import { StoreError, defaultDbPath } from "../core/index.js";
+import { StoreError, defaultDbPath, type ModelProvider } from "../core/index.js";
 import { fileSystemMessage } from "./context.js";
 import { HUB_LOGGER } from "./trace.js";
 import { createChannel, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
-import type { ModelProvider } from "../llm/types.js";
 import { MultiMCP, type HubEvent } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
 import { openTelemetry, type Telemetry } from "../telemetry/index.js";
@@ -88,7 +88,7 @@ export interface Runtime {
   /** OpenTelemetry export, when it is on: every loop's sessions are traced through it. */
   telemetry?: Telemetry;
   /** A plain loop, or the profile's agent holding the conversation (sub-agents and handoffs with it). */
-  loop(extra?: Partial<LoopDeps>): AgentLoop;
+  loop(extra?: Partial<LoopDeps>): SessionDriver;
   close(): Promise<void>;
 }
 

@@ -5,10 +5,9 @@
  */
 import chalk from "chalk";
 import type { LoopEvent } from "../agent/index.js";
-import type { DownServer, ServerLogEntry } from "../core/index.js";
+import { clip, type DownServer, type ServerLogEntry } from "../core/index.js";
 import type { HubEvent } from "../mcp_servers/index.js";
 
-const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
 const json = (v: unknown) => JSON.stringify(v) ?? "undefined";
 /** Continuation lines of a multi-line message, indented under the line they belong to. */
 const indent = (text: string) => text.replace(/\n/g, "\n      ");

@@ -10,3 +10,6 @@ export * from "./text.js";
 export * from "./tool-args.js";
 export * from "./tool-cache.js";
 export * from "./tool-names.js";
+export * from "./model.js";
+export * from "./tool-signature.js";
+export * from "./stats.js";

@@ -1,5 +1,29 @@
 /** Small text helpers several layers need. */
 
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** Cut at a code-point boundary so a surrogate pair is never split in half. */
+export function sliceSafe(text: string, start: number, end: number): string {
+  let s = Math.max(0, start);
+  let e = Math.min(text.length, end);
+  if (s > 0 && s < text.length && isLowSurrogate(text.charCodeAt(s))) s++;
+  if (e > 0 && e < text.length && isLowSurrogate(text.charCodeAt(e))) e--;
+  return text.slice(s, e);
+}
+
+/** The head of a text, at most `maxChars` long, ending in "…" when cut: for one-line summaries. */
+export function clip(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  return sliceSafe(text, 0, Math.max(0, maxChars - 1)) + "…";
+}
+
+/** Whitespace runs (newlines included) as one space, trimmed. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
 /** `s` as a literal inside a regular expression. */
 export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -1,15 +1,20 @@
-/** Turns a snapshot and the history into the plan and its next step, by asking the model. */
+/**
+ * The decision phase: a snapshot and the history → the plan and its next step. The prompt is built here (the
+ * tools by tools.ts, the loop's state as perception renders it); the call is made through the loop's ModelCall.
+ */
 import {
   DecisionOutput,
   type DownServer,
+  type GenerateRequest,
   type HumanInput,
+  type Phase,
   type PerceptionSnapshot,
   type PlanVersion,
   type Step,
   type ToolInfo,
 } from "../core/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
-import { renderHistory, renderHumanInputs, renderPlan, renderPrompt } from "../prompts/index.js";
+import { renderHistory, renderHumanInputs, renderPlan } from "../perception/index.js";
+import { renderPrompt, withSection, type PromptText } from "../prompts/index.js";
 import { renderTools } from "./tools.js";
 
 export interface DecisionInput {
@@ -30,12 +35,6 @@ export interface DecisionInput {
   signal?: AbortSignal;
 }
 
-export interface DecisionResult {
-  decision: DecisionOutput;
-  result: GenerateResult<DecisionOutput>;
-  prompt: string;
-}
-
 function renderSnapshot(s: PerceptionSnapshot): string {
   return [
     `- entities: ${s.entities.join(", ") || "(none)"}`,
@@ -47,7 +46,7 @@ function renderSnapshot(s: PerceptionSnapshot): string {
   ].join("\n");
 }
 
-export function decisionPrompt(input: DecisionInput): { system: string; prompt: string } {
+export function decisionPrompt(input: DecisionInput): PromptText {
   const system = renderPrompt("decision/system", {
     tools: renderTools(input.tools, input.unavailable),
     tool_stats: input.toolStats,
@@ -74,15 +73,20 @@ export function decisionPrompt(input: DecisionInput): { system: string; prompt: 
   return { system, prompt };
 }
 
-export async function decide(model: ModelProvider, input: DecisionInput): Promise<DecisionResult> {
-  const { system, prompt } = decisionPrompt(input);
-  const result = await model.generate({
+/** The decision call as plain data; `section` is an agent's own system text ("" for none). */
+export function decisionRequest(input: DecisionInput, section = ""): GenerateRequest<DecisionOutput> {
+  return {
     role: "decision",
-    system,
-    prompt,
+    ...withSection(decisionPrompt(input), section),
     schema: DecisionOutput,
     schemaName: "DecisionOutput",
     signal: input.signal,
-  });
-  return { decision: result.value, result, prompt: `${system}\n${prompt}` };
+  };
+}
+
+export type DecisionPhase = Phase<DecisionInput, DecisionOutput>;
+
+/** The decision phase, with an agent's own system text added (`section`, "" for a plain session). */
+export function decisionPhase(section = ""): DecisionPhase {
+  return (input, call) => call(decisionRequest(input, section));
 }

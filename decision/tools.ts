@@ -1,29 +1,5 @@
-/** How the decision prompt shows tools: a call signature derived from the input schema, and the description. */
-import { jsNames, type DownServer, type ToolInfo } from "../core/index.js";
-
-type Json = Record<string, unknown>;
-
-function typeOf(schema: Json | undefined): string {
-  if (!schema) return "any";
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
-  const t = schema.type;
-  if (t === "array") return `${typeOf(schema.items as Json | undefined)}[]`;
-  if (Array.isArray(t)) return t.join(" | ");
-  return typeof t === "string" ? t : "any";
-}
-
-/**
- * `add(a: number, b: number)` — parameters in schema order, optional ones marked with `?`; `callName` is how
- * sandbox code calls the tool (core/tool-names.ts).
- */
-export function toolSignature(tool: ToolInfo, callName: string): string {
-  const props = (tool.inputSchema.properties ?? {}) as Record<string, Json>;
-  const required = new Set((tool.inputSchema.required as string[] | undefined) ?? []);
-  const params = Object.entries(props).map(
-    ([name, s]) => `${name}${required.has(name) ? "" : "?"}: ${typeOf(s)}`,
-  );
-  return `${callName}(${params.join(", ")})`;
-}
+/** How the decision prompt shows tools: the call signature (core/tool-signature.ts) and the description. */
+import { jsNames, oneLine, toolSignature, type DownServer, type ToolInfo } from "../core/index.js";
 
 /**
  * The tool list of the prompt. Tools of servers that are down are not offered: they are named apart, with
@@ -37,7 +13,7 @@ export function renderTools(tools: ToolInfo[], down: DownServer[] = []): string 
   const listed = usable.length
     ? usable
         .map((t) => {
-          const desc = t.description.replace(/\s+/g, " ").trim();
+          const desc = oneLine(t.description);
           return `- ${toolSignature(t, names.tools.get(t.qualified)!.call)} [${t.qualified}]${desc ? ` — ${desc}` : ""}`;
         })
         .join("\n")

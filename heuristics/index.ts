@@ -1,7 +1,7 @@
 /**
  * heuristics/: pure checks and rankers, no I/O. One call per loop phase:
  * - before the session: guardQuery(query, {exists, blocklist})
- * - before each decision: toolRankerFor(tools).rank({query, step, stats, topK, alwaysInclude}), boundHistory(steps)
+ * - before each decision: toolRankerFor(tools).rank({query, step, stats, topK, alwaysInclude})
  * - before running a CODE step: guardCode(code, tools)
  * - after it ran: guardResult(value, {expect})
  * Findings go to the model with formatFindings(); a blocked step gets findingsToStepError(findings).
@@ -42,10 +42,3 @@ export {
   type ToolScore,
   type ToolStat,
 } from "./rank.js";
-export {
-  boundHistory,
-  historyBound,
-  type BoundedHistory,
-  type BoundHistoryOptions,
-  type StepView,
-} from "./history.js";

@@ -1,4 +1,5 @@
 /** Turning values into bounded prompt text. */
+import { sliceSafe } from "../core/index.js";
 
 /**
  * A value as prompt text: strings as they are, everything else as compact JSON. Never throws: BigInt becomes a
@@ -22,25 +23,6 @@ export function toPromptText(value: unknown): string {
   } catch {
     return String(value);
   }
-}
-
-/** Cut at a code-point boundary so a surrogate pair is never split in half. */
-function sliceSafe(text: string, start: number, end: number): string {
-  let s = Math.max(0, start);
-  let e = Math.min(text.length, end);
-  if (s > 0 && s < text.length && isLowSurrogate(text.charCodeAt(s))) s++;
-  if (e > 0 && e < text.length && isLowSurrogate(text.charCodeAt(e))) e--;
-  return text.slice(s, e);
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
-}
-
-/** The head of a text, at most `maxChars` long, ending in "…" when cut: for one-line summaries. */
-export function clip(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  return sliceSafe(text, 0, Math.max(0, maxChars - 1)) + "…";
 }
 
 /**
@@ -74,7 +56,7 @@ export function estimateTokens(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 128) ascii++;
-    else if (!isLowSurrogate(c)) other++;
+    else if (c < 0xdc00 || c > 0xdfff) other++; // a low surrogate is the second half of a character counted
   }
   return Math.ceil(ascii / 4 + other);
 }

@@ -5,7 +5,14 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, ModelError, type Clock } from "../core/index.js";
+import {
+  ConfigError,
+  ModelError,
+  type Clock,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelProvider,
+} from "../core/index.js";
 import { bundledModelsConfig, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
 import { modelCacheDir, type DownloadOptions } from "./download.js";
 import { GeminiTransport } from "./gemini.js";
@@ -15,7 +22,6 @@ import { OpenAITransport } from "./openai.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { ScriptedTransport, type Script, type ScriptedCall } from "./scripted.js";
 import { StructuredProvider, type ModelPrice, type StructuredOptions, type Transport } from "./structured.js";
-import type { GenerateRequest, GenerateResult, ModelProvider } from "./types.js";
 
 export interface ProviderOptions {
   env?: NodeJS.ProcessEnv;

@@ -4,7 +4,7 @@
  * and blocked / empty / MAX_TOKENS replies as typed errors.
  */
 import type { GoogleGenAI, GenerateContentResponse } from "@google/genai";
-import { ModelError, systemClock, type Clock } from "../core/index.js";
+import { ModelError, systemClock, type Clock, type RawCompletion, type RawTurn } from "../core/index.js";
 import {
   DEFAULT_RETRY,
   TransientModelError,
@@ -15,7 +15,6 @@ import {
   type RetryPolicy,
 } from "./retry.js";
 import { ModelOutputError, type Transport } from "./structured.js";
-import type { RawCompletion, RawTurn } from "./types.js";
 
 /** The current Flash model; an alias Google keeps pointing at the newest stable Flash. */
 export const DEFAULT_GEMINI_MODEL = "gemini-flash-latest";

@@ -1,5 +1,14 @@
-/** Model providers behind one interface: schema in, validated value + usage + latency out. */
-export type * from "./types.js";
+/**
+ * Model providers behind one interface (core/model.ts): schema in, validated value + usage + latency out.
+ * The contract's types are re-exported so callers of a provider need one import.
+ */
+export type {
+  GenerateRequest,
+  GenerateResult,
+  ModelProvider,
+  RawCompletion,
+  RawTurn,
+} from "../core/index.js";
 export {
   createProvider,
   createModels,

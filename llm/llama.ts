@@ -7,12 +7,11 @@ import { availableParallelism } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import type { Llama, LlamaContext, LlamaModel, LlamaGrammar } from "node-llama-cpp";
-import { ModelError } from "../core/index.js";
+import { ModelError, type RawCompletion, type RawTurn } from "../core/index.js";
 import { noModelMessage } from "./no-model.js";
 import { ensureModelFile, hfSpec, type DownloadOptions, type ModelFileSpec } from "./download.js";
 import { withTimeout } from "./retry.js";
 import { ModelOutputError, type Transport } from "./structured.js";
-import type { RawCompletion, RawTurn } from "./types.js";
 
 export interface LlamaOptions {
   /** A .gguf path, `hf:owner/repo/file.gguf`, or empty for the local default model. */

@@ -3,7 +3,7 @@
  * `response_format: json_schema` where the server supports it, `json_object` (schema in the prompt)
  * where it does not. Retries honour `retry-after-ms` / `retry-after`; a per-call timeout.
  */
-import { ModelError, systemClock, type Clock } from "../core/index.js";
+import { ModelError, systemClock, type Clock, type RawCompletion, type RawTurn } from "../core/index.js";
 import {
   DEFAULT_RETRY,
   TransientModelError,
@@ -13,7 +13,6 @@ import {
   type RetryPolicy,
 } from "./retry.js";
 import { ModelOutputError, type Transport } from "./structured.js";
-import type { RawCompletion, RawTurn } from "./types.js";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 

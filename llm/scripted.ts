@@ -10,9 +10,8 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseYaml } from "../config/index.js";
-import { ConfigError, ModelError } from "../core/index.js";
+import { ConfigError, ModelError, type RawCompletion, type RawTurn } from "../core/index.js";
 import type { Transport } from "./structured.js";
-import type { RawCompletion, RawTurn } from "./types.js";
 
 export const ScriptEntry = z.union([
   z.object({ raw: z.string() }).strict(),

@@ -2,17 +2,20 @@
  * The shared path from raw text to a validated value, used by every provider (scripted included): call,
  * parse/repair, validate; on failure one more call that shows the model its error; then a typed ModelError.
  */
-import { ModelError, modelJsonSchema, systemClock, type Clock } from "../core/index.js";
+import {
+  ModelError,
+  modelJsonSchema,
+  systemClock,
+  type Clock,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelCallOptions,
+  type ModelProvider,
+  type RawCompletion,
+  type RawTurn,
+  type TokenUsage,
+} from "../core/index.js";
 import { parseModelOutput, type ParseFailureKind } from "./parse.js";
-import type {
-  CallOptions,
-  GenerateRequest,
-  GenerateResult,
-  ModelProvider,
-  RawCompletion,
-  RawTurn,
-  Usage,
-} from "./types.js";
 
 /** What a provider implements: one raw turn in, text + usage out. Retries and timeouts live in here. */
 export interface Transport {
@@ -36,7 +39,7 @@ export interface StructuredOptions {
   /** Price per model id (models.yaml costs); looked up when a result is made, the model may be learned late. */
   costs?: Record<string, ModelPrice>;
   /** Temperature, max tokens and timeout sent with every turn. */
-  call?: CallOptions;
+  call?: ModelCallOptions;
 }
 
 const FAILURE_CODE: Record<ParseFailureKind, string> = {
@@ -54,14 +57,14 @@ const FAILURE_CODE: Record<ParseFailureKind, string> = {
  */
 export class ModelOutputError extends ModelError {
   readonly raw: string;
-  readonly usage: Usage;
+  readonly usage: TokenUsage;
   readonly attempts: number;
   /** Money spent on the failed calls; absent when the model has no price. */
   readonly cost_usd?: number;
   constructor(
     code: string,
     message: string,
-    details: { raw: string; usage: Usage; attempts: number; cost_usd?: number },
+    details: { raw: string; usage: TokenUsage; attempts: number; cost_usd?: number },
   ) {
     super(code, message);
     this.raw = details.raw;
@@ -77,7 +80,7 @@ export class StructuredProvider implements ModelProvider {
   private readonly clock: Clock;
   private readonly repairRounds: number;
   private readonly costs: Record<string, ModelPrice>;
-  private readonly call?: CallOptions;
+  private readonly call?: ModelCallOptions;
 
   constructor(
     readonly transport: Transport,
@@ -98,7 +101,7 @@ export class StructuredProvider implements ModelProvider {
   async generate<T>(request: GenerateRequest<T>): Promise<GenerateResult<T>> {
     const started = this.clock.now();
     const jsonSchema = modelJsonSchema(request.schema);
-    const usage: Usage = { input_tokens: 0, output_tokens: 0 };
+    const usage: TokenUsage = { input_tokens: 0, output_tokens: 0 };
     let retries = 0;
     let prompt = request.prompt;
     // Looked up when needed: the model may be learned on the first call.
@@ -164,6 +167,6 @@ export function repairPrompt(original: string, reply: string, problem: string, s
   );
 }
 
-export function costOf(usage: Usage, price: ModelPrice): number {
+export function costOf(usage: TokenUsage, price: ModelPrice): number {
   return (usage.input_tokens * price.input_per_mtok + usage.output_tokens * price.output_per_mtok) / 1e6;
 }

@@ -1,14 +1,18 @@
-/** Turns raw input (a query, or a step's result) into a PerceptionSnapshot by asking the model. */
-import { PerceptionSnapshot, type HumanInput, type PlanVersion, type Step } from "../core/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
+/**
+ * The perception phase: raw input (a query, or a step's result) → a PerceptionSnapshot. The prompt is built
+ * here from the loop's state (context.ts, history.ts); the call is made through the loop's ModelCall.
+ */
 import {
-  clip,
-  renderCode,
-  renderHistory,
-  renderHumanInputs,
-  renderPlan,
-  renderPrompt,
-} from "../prompts/index.js";
+  PerceptionSnapshot,
+  type GenerateRequest,
+  type HumanInput,
+  type Phase,
+  type PlanVersion,
+  type Step,
+} from "../core/index.js";
+import { truncateForPrompt } from "../heuristics/index.js";
+import { renderPrompt, withSection, type PromptText } from "../prompts/index.js";
+import { renderCode, renderHistory, renderHumanInputs, renderPlan } from "./context.js";
 
 export interface PerceptionInput {
   mode: "user_query" | "step_result";
@@ -25,13 +29,7 @@ export interface PerceptionInput {
   signal?: AbortSignal;
 }
 
-export interface PerceptionOutput {
-  snapshot: PerceptionSnapshot;
-  result: GenerateResult<PerceptionSnapshot>;
-  prompt: string;
-}
-
-export function perceptionPrompt(input: PerceptionInput): { system: string; prompt: string } {
+export function perceptionPrompt(input: PerceptionInput): PromptText {
   const system = renderPrompt("perception/system", {});
   const human = renderHumanInputs(input.humanInputs);
   if (input.mode === "user_query") {
@@ -49,8 +47,8 @@ export function perceptionPrompt(input: PerceptionInput): { system: string; prom
   const result = !r
     ? "(no result)"
     : r.ok
-      ? `ok: ${clip(r.value, 4000)}${r.logs.length ? `\nconsole: ${clip(r.logs.join("\n"), 1000)}` : ""}`
-      : `FAILED ${r.error?.code}: ${clip(r.error?.message ?? "", 2000)}${r.logs.length ? `\nconsole: ${clip(r.logs.join("\n"), 1000)}` : ""}`;
+      ? `ok: ${truncateForPrompt(r.value, 4000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`
+      : `FAILED ${r.error?.code}: ${truncateForPrompt(r.error?.message ?? "", 2000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`;
   const prompt = renderPrompt("perception/step_result", {
     query: input.query,
     human_inputs: human,
@@ -65,15 +63,20 @@ export function perceptionPrompt(input: PerceptionInput): { system: string; prom
   return { system, prompt };
 }
 
-export async function perceive(model: ModelProvider, input: PerceptionInput): Promise<PerceptionOutput> {
-  const { system, prompt } = perceptionPrompt(input);
-  const result = await model.generate({
+/** The perception call as plain data; `section` is an agent's own system text ("" for none). */
+export function perceptionRequest(input: PerceptionInput, section = ""): GenerateRequest<PerceptionSnapshot> {
+  return {
     role: "perception",
-    system,
-    prompt,
+    ...withSection(perceptionPrompt(input), section),
     schema: PerceptionSnapshot,
     schemaName: "PerceptionSnapshot",
     signal: input.signal,
-  });
-  return { snapshot: result.value, result, prompt: `${system}\n${prompt}` };
+  };
+}
+
+export type PerceptionPhase = Phase<PerceptionInput, PerceptionSnapshot>;
+
+/** The perception phase, with an agent's own system text added (`section`, "" for a plain session). */
+export function perceptionPhase(section = ""): PerceptionPhase {
+  return (input, call) => call(perceptionRequest(input, section));
 }

@@ -4,8 +4,7 @@
  * small schema through the same provider interface as the loop.
  */
 import { z } from "zod";
-import { PROMPTS_DIR, escapeRegExp } from "../core/index.js";
-import type { GenerateResult, ModelProvider } from "../llm/types.js";
+import { PROMPTS_DIR, escapeRegExp, type GenerateResult, type ModelProvider } from "../core/index.js";
 import { renderPrompt } from "../prompts/index.js";
 import type { CorrectBy } from "./schemas.js";
 

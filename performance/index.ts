@@ -16,7 +16,7 @@ export {
 } from "./limited-provider.js";
 export { QueryDeadline } from "./deadline.js";
 export { matchExpected, judgeAnswer, JudgeVerdict, type Verdict, type MatchOptions } from "./correct.js";
-export { toolPerformance, toolsExecuted, queryRow, percentile, type ToolPerf } from "./rows.js";
+export { toolPerformance, toolsExecuted, queryRow, type ToolPerf } from "./rows.js";
 export { readBatchState, statePath } from "./files.js";
 export { createProgress, type Progress } from "./progress.js";
 export { reportRun, compareRuns, readRun, type RunData, type ReportFiles } from "./report.js";

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { extname } from "node:path";
 import { parse } from "csv-parse/sync";
-import { ConfigError } from "../core/index.js";
+import { clip, ConfigError } from "../core/index.js";
 import { QUERY_COLUMNS, QueryItem } from "./schemas.js";
 
 export interface QueryFile {
@@ -174,8 +174,6 @@ function csvRows(path: string, text: string): RawRow[] {
     cells: header.map((h, i): [string, string] => [h, unwrapQuotes(r.record[i] ?? "")]),
   }));
 }
-
-const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text);
 
 function jsonlRows(path: string, text: string): RawRow[] {
   const rows: RawRow[] = [];

@@ -1,6 +1,6 @@
 /** The LLM judge of a batch query, its call logged with the session it judged. */
 import { errorMessage, type Clock } from "../core/index.js";
-import type { ModelProvider } from "../llm/types.js";
+import type { ModelProvider } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { judgeAnswer, matchExpected, type Verdict } from "./correct.js";
 import type { QueryItem } from "./schemas.js";

@@ -5,9 +5,15 @@
  * pauses everyone and the call is tried again after the pause; other retryable failures (503, timeouts,
  * refused connections) are retried with capped exponential backoff for this call only.
  */
-import { ModelError, systemClock, type Clock } from "../core/index.js";
+import {
+  ModelError,
+  systemClock,
+  type Clock,
+  type GenerateRequest,
+  type GenerateResult,
+  type ModelProvider,
+} from "../core/index.js";
 import { TransientModelError } from "../llm/index.js";
-import type { GenerateRequest, GenerateResult, ModelProvider } from "../llm/types.js";
 import type { AdaptiveLimiter } from "./limiter.js";
 
 export interface LimitedOptions {

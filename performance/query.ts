@@ -6,7 +6,7 @@
 import type { LoopDeps } from "../agent/index.js";
 import type { Profile } from "../config/index.js";
 import { PdaError, type AgentSession, type Clock, type ModelError } from "../core/index.js";
-import type { ModelProvider } from "../llm/types.js";
+import type { ModelProvider } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { matchExpected, type Verdict } from "./correct.js";
 import { QueryDeadline } from "./deadline.js";

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { parse } from "csv-parse/sync";
 import { z } from "zod";
-import { ConfigError } from "../core/index.js";
+import { clip, ConfigError, oneLine } from "../core/index.js";
 import { renderChart, svgToPng, type ChartTool } from "./chart.js";
 import { writeAtomic } from "./files.js";
 import { QUERY_COLUMNS, QUERY_CSV, TOOL_COLUMNS, TOOL_CSV } from "./schemas.js";
@@ -99,10 +99,8 @@ function rates(r: RunData) {
 }
 
 const signed = (x: number, digits = 1) => `${x > 0 ? "+" : ""}${x.toFixed(digits)}`;
-const clip = (s: string, n = 70) => {
-  const one = s.replace(/\s+/g, " ").replace(/\|/g, "\\|").trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-};
+/** A table cell: one line, pipes escaped, at most `n` characters. */
+const cell = (s: string, n = 70) => clip(oneLine(s).replace(/\|/g, "\\|"), n);
 
 function slowest(r: RunData, n = 5): string {
   const t = [...r.tools].sort((a, b) => b["P95 ms"] - a["P95 ms"]).slice(0, n);
@@ -331,7 +329,7 @@ export function compareRuns(dirA: string, dirB: string, out = dirB): ReportFiles
       (changed.length
         ? table(
             ["Query", "A", "B", "Output B"],
-            changed.map(([x, y]) => [clip(x.Query), outcomeOf(x), outcomeOf(y), clip(y.Output || "–", 50)]),
+            changed.map(([x, y]) => [cell(x.Query), outcomeOf(x), outcomeOf(y), cell(y.Output || "–", 50)]),
           )
         : "_no query changed outcome_") +
       (missing ? `\n\n${missing} queries appear in only one of the runs.` : ""),

@@ -3,6 +3,7 @@
  * computed from the tool calls the store logged for each query's session (never guessed from code).
  */
 import { QUERY_COLUMNS, TOOL_COLUMNS, type ItemOutcome } from "./schemas.js";
+import { percentile } from "../core/index.js";
 
 export type CsvRow = Record<string, string>;
 
@@ -51,12 +52,6 @@ export interface ToolPerf {
   error_kinds: Record<string, number>;
   median_ms: number;
   p95_ms: number;
-}
-
-/** Nearest-rank percentile of sorted values. */
-export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
 export function toolPerformance(outcomes: ItemOutcome[]): ToolPerf[] {

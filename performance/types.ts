@@ -2,10 +2,10 @@
  * The batch runner's contracts, shared by the local runner, the queue submitter and worker, and the run
  * store (kept here so none of them imports another for its types).
  */
-import type { AgentLoop, LoopDeps } from "../agent/index.js";
+import type { LoopDeps, SessionDriver } from "../agent/index.js";
 import type { Budgets, Profile } from "../config/index.js";
 import type { Clock, PdaError } from "../core/index.js";
-import type { ModelProvider } from "../llm/types.js";
+import type { ModelProvider } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import type { LimitedOptions } from "./limited-provider.js";
 import type { LimiterOptions } from "./limiter.js";
@@ -17,7 +17,7 @@ export interface BatchDeps {
   models: BatchModels;
   profile: Profile;
   /** A loop with the runtime's deps plus these (e.g. the CLI runtime's `loop`). */
-  loop(extra: Partial<LoopDeps>): AgentLoop;
+  loop(extra: Partial<LoopDeps>): SessionDriver;
   clock?: Clock;
   newId?: () => string;
 }

@@ -43,4 +43,13 @@ export function renderPrompt(
   return out.replace(/\n{3,}/g, "\n\n").trim() + "\n";
 }
 
-export * from "./context.js";
+/** A model call's text: the system text and the prompt. */
+export interface PromptText {
+  system: string;
+  prompt: string;
+}
+
+/** `p` with `section` (an agent's own text: its role, the agents it may call) added to the system text. */
+export function withSection(p: PromptText, section: string): PromptText {
+  return section ? { system: `${p.system.trimEnd()}\n\n${section.trim()}\n`, prompt: p.prompt } : p;
+}

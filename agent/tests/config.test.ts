@@ -11,7 +11,7 @@ import {
   parseAgentsConfig,
   toolAllowed,
   type Agent,
-} from "../index.js";
+} from "../team/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pda-agents-config-"));
 writeFileSync(join(dir, "role.md"), "# Role\nBe brief.\n");

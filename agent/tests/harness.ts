@@ -10,7 +10,7 @@ import { DEFAULT_CONFIG_DIR, type PerceptionSnapshot } from "../../core/index.js
 import { ScriptedTransport, StructuredProvider, type ModelPrice, type Script } from "../../llm/index.js";
 import { MultiMCP } from "../../mcp_servers/index.js";
 import { SessionStore } from "../../memory/index.js";
-import { AgentLoop, type LoopDeps } from "../index.js";
+import { AgentLoop, type LoopDeps } from "../kernel/index.js";
 
 export interface Harness {
   hub: MultiMCP;

@@ -6,7 +6,7 @@ import { DEFAULT_CONFIG_DIR } from "../../core/index.js";
 import { PolicyChannel, ScriptedChannel, type HumanChannel, type ScriptFile } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider } from "../../llm/index.js";
 import { MultiMCP } from "../../mcp_servers/index.js";
-import { AgentLoop } from "../index.js";
+import { AgentLoop } from "../kernel/index.js";
 import { achieved, code, snap, startHarness, type Harness } from "./harness.js";
 
 let h: Harness;

@@ -1,10 +1,9 @@
 /** Ctrl-C during a model call or code: the loop cancels it and asks whether to go on, pause or abort. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ModelError } from "../../core/index.js";
+import { ModelError, type GenerateRequest, type ModelProvider } from "../../core/index.js";
 import { ScriptedChannel, type ScriptFile } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
-import type { GenerateRequest, ModelProvider } from "../../llm/types.js";
-import type { InterruptSource } from "../index.js";
+import type { InterruptSource } from "../kernel/index.js";
 import { achieved, code, snap, startHarness, type Harness } from "./harness.js";
 
 let h: Harness;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { InProcessToolHost, mathTools, type Namespaces } from "../../action/index.js";
 import type { ToolHost, ToolInfo } from "../../core/index.js";
-import { narrowHost, narrowServices } from "../narrow-host.js";
+import { narrowHost, narrowServices } from "../team/index.js";
 
 const host = new InProcessToolHost([
   ...mathTools(),

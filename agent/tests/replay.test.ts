@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId, type LlmCallRecord } from "../../core/index.js";
 import { StructuredProvider, type Script } from "../../llm/index.js";
-import { loggedTree, PlannerOutput, ReplayTransport, TreeReplay } from "../index.js";
+import { loggedTree, ReplayTransport, TreeReplay } from "../replay/index.js";
+import { PlannerOutput } from "../team/index.js";
 import { achieved, code, snap, startHarness, stepOk, type Harness } from "./harness.js";
 import { subCode, teamRun } from "./team.js";
 

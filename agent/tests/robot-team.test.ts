@@ -12,7 +12,8 @@ import { DEFAULT_CONFIG_DIR, PACKAGE_ROOT } from "../../core/index.js";
 import { ScriptedTransport, StructuredProvider } from "../../llm/index.js";
 import { MultiMCP } from "../../mcp_servers/index.js";
 import { SessionStore } from "../../memory/index.js";
-import { AgentTeam, loadAgentsConfig, toolAllowed, type LoopEvent } from "../index.js";
+import { type LoopEvent } from "../kernel/index.js";
+import { AgentTeam, loadAgentsConfig, toolAllowed } from "../team/index.js";
 import { robotTeamScript, type Obj } from "./robot-script.js";
 
 const SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/robot/server.js");

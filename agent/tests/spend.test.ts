@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Budgets } from "../../config/index.js";
 import { newSession } from "../../core/index.js";
-import { SpendLedger } from "../spend.js";
+import { SpendLedger } from "../kernel/index.js";
 
 describe("the spend ledger", () => {
   it("tells what a sub-agent spent after its drive ended, also when no session came back from it", () => {

@@ -4,11 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Budgets } from "../../config/index.js";
-import { ModelError, type Clock } from "../../core/index.js";
+import { ModelError, type Clock, type RawCompletion, type RawTurn } from "../../core/index.js";
 import { ScriptedTransport, StructuredProvider, type Transport } from "../../llm/index.js";
-import type { RawCompletion, RawTurn } from "../../llm/types.js";
 import { FakeClock } from "../../testing/index.js";
-import { summarize } from "../index.js";
+import { summarize } from "../kernel/index.js";
 import { code, snap, startHarness, stepOk, type Harness } from "./harness.js";
 import { subCode, teamRun } from "./team.js";
 

@@ -3,7 +3,7 @@
  * scripted model whose roles are per agent ("adder.decision"), and every loop event collected.
  */
 import { Profile } from "../../config/index.js";
-import { ModelError } from "../../core/index.js";
+import { ModelError, type RawCompletion, type RawTurn } from "../../core/index.js";
 import {
   ScriptedTransport,
   StructuredProvider,
@@ -11,15 +11,8 @@ import {
   type Script,
   type Transport,
 } from "../../llm/index.js";
-import type { RawCompletion, RawTurn } from "../../llm/types.js";
-import {
-  AgentTeam,
-  parseAgentsConfig,
-  type LoopDeps,
-  type LoopEvent,
-  type TeamLoop,
-  type TeamOptions,
-} from "../index.js";
+import { type LoopDeps, type LoopEvent } from "../kernel/index.js";
+import { AgentTeam, parseAgentsConfig, type TeamLoop, type TeamOptions } from "../team/index.js";
 import type { Harness } from "./harness.js";
 
 export interface TeamRun {

@@ -1,0 +1,32 @@
+/**
+ * What an agent team plugs into the loop (agent/team/team.ts), so the loop itself stays one screen of sequencing:
+ * the perception and decision phases (an agent's own prompts, or a planner + coder), host functions for CODE
+ * beside the tools (`agents.*`, `agent.report`, `agent.handoff`), and a stop after a CODE step (a sub-agent
+ * filed its report, or control was handed over).
+ */
+import type { Namespaces } from "../../action/index.js";
+import type { AgentSession, SessionStatus, Step } from "../../core/index.js";
+import { decisionPhase, type DecisionPhase } from "../../decision/index.js";
+import { perceptionPhase, type PerceptionPhase } from "../../perception/index.js";
+
+export const defaultPerception: PerceptionPhase = perceptionPhase();
+export const defaultDecision: DecisionPhase = decisionPhase();
+
+/** How a session ends when a hook stops it. `running` leaves it open for the agent taking over. */
+export interface LoopStop {
+  status: SessionStatus;
+  answer: string | null;
+  reason?: string;
+}
+
+export interface LoopHooks {
+  perception?: PerceptionPhase;
+  decision?: DecisionPhase;
+  /** Host functions for this CODE step beside the tools; the code guard is told about the same names. */
+  namespaces?(session: AgentSession, step: Step): Namespaces;
+  /**
+   * Called when a CODE step has run (not when a guard refused it), before its result is checked and judged:
+   * host work the step left running is settled here, and a stop ends the session.
+   */
+  afterCode?(session: AgentSession, step: Step): Promise<LoopStop | undefined>;
+}

@@ -1,0 +1,50 @@
+/**
+ * A per-session view of the shared tool host: calls made through it are measured and reported only to this
+ * session, so concurrent sessions over one hub (batch runs) never see each other's calls.
+ */
+import { ToolError, type CallOptions, type ToolCallRecord, type ToolHost } from "../../core/index.js";
+
+export function scopedHost(host: ToolHost, now: () => number, iso: () => string): ToolHost {
+  const listeners = new Set<(r: ToolCallRecord) => void>();
+  return {
+    tools: () => host.tools(),
+    onCall(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async call(name: string, args: Record<string, unknown>, options?: CallOptions) {
+      // The host's own record of this call when it gives one (the hub does: bytes, error kind, latency), so
+      // nothing is measured twice; else one measured here (an in-process host, a call refused before the hub).
+      let record: ToolCallRecord | undefined;
+      const started = now();
+      const startedAt = iso();
+      const emit = (r: ToolCallRecord) => {
+        for (const l of listeners) l(r);
+      };
+      const measured = (
+        r: Pick<ToolCallRecord, "ok" | "bytes" | "error_kind" | "error_message">,
+      ): ToolCallRecord => {
+        const info = host.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
+        return {
+          // A tool this view does not list (a narrow agent's refused call) is still logged by its own name.
+          server: info?.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : ""),
+          tool: info?.name ?? name.slice(name.indexOf(".") + 1),
+          started_at: startedAt,
+          latency_ms: now() - started,
+          ...r,
+        };
+      };
+      try {
+        const value = await host.call(name, args, { ...options, onRecord: (r) => (record = r) });
+        emit(record ?? measured({ ok: true, bytes: Buffer.byteLength(JSON.stringify(value) ?? "") }));
+        return value;
+      } catch (e) {
+        const code = e instanceof ToolError ? e.code : "TOOL_ERROR";
+        emit(
+          record ?? measured({ ok: false, bytes: 0, error_kind: code, error_message: (e as Error).message }),
+        );
+        throw e;
+      }
+    },
+  };
+}
