@@ -105,4 +105,13 @@ describe("scripted provider", () => {
     expect(() => createProvider("scripted:")).toThrow(/script file is missing/);
     expect(() => createProvider("claude:x")).toThrow(/unknown provider "claude"/);
   });
+
+  it("refuses an error entry whose code is not a ModelError code, instead of replying with it as a value", () => {
+    const typo = scriptFile("typo.yaml", {
+      perception: [{ error: { code: "MODEL_TIMEOUTT", message: "x" } }],
+    });
+    expect(() => createProvider(`scripted:${typo}`)).toThrow(
+      /an error entry is \{error: \{code, message\}\}/,
+    );
+  });
 });

@@ -10,16 +10,23 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseYaml } from "../config/index.js";
-import { ConfigError, ModelError } from "../core/index.js";
+import { ConfigError, MODEL_ERROR_CODES, ModelError, type ModelErrorCode } from "../core/index.js";
 import type { Transport } from "./structured.js";
 import type { RawCompletion, RawTurn } from "./types.js";
 
 export const ScriptEntry = z.union([
   z.object({ raw: z.string() }).strict(),
   z
-    .object({ error: z.object({ code: z.string(), message: z.string().default("scripted error") }).strict() })
+    .object({
+      error: z
+        .object({ code: z.enum(MODEL_ERROR_CODES), message: z.string().default("scripted error") })
+        .strict(),
+    })
     .strict(),
-  z.record(z.string(), z.unknown()),
+  // An `{error}` entry whose code is not a ModelError code must not pass as a plain value.
+  z.record(z.string(), z.unknown()).refine((r) => !(Object.keys(r).length === 1 && "error" in r), {
+    message: `an error entry is {error: {code, message}} with code one of ${MODEL_ERROR_CODES.join(", ")}`,
+  }),
 ]);
 export type ScriptEntry = z.infer<typeof ScriptEntry>;
 
@@ -110,7 +117,7 @@ function isRaw(e: ScriptEntry): e is { raw: string } {
   return Object.keys(e).length === 1 && typeof (e as { raw?: unknown }).raw === "string";
 }
 
-function isError(e: ScriptEntry): e is { error: { code: string; message: string } } {
+function isError(e: ScriptEntry): e is { error: { code: ModelErrorCode; message: string } } {
   const err = (e as { error?: unknown }).error;
   return Object.keys(e).length === 1 && !!err && typeof err === "object" && "code" in err;
 }

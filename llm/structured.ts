@@ -2,7 +2,7 @@
  * The shared path from raw text to a validated value, used by every provider (scripted included): call,
  * parse/repair, validate; on failure one more call that shows the model its error; then a typed ModelError.
  */
-import { ModelError, modelJsonSchema, systemClock, type Clock } from "../core/index.js";
+import { ModelError, modelJsonSchema, systemClock, type Clock, type ModelErrorCode } from "../core/index.js";
 import { parseModelOutput, type ParseFailureKind } from "./parse.js";
 import type {
   CallOptions,
@@ -39,7 +39,7 @@ export interface StructuredOptions {
   call?: CallOptions;
 }
 
-const FAILURE_CODE: Record<ParseFailureKind, string> = {
+const FAILURE_CODE: Record<ParseFailureKind, ModelErrorCode> = {
   empty: "MODEL_EMPTY",
   unparseable: "MODEL_INVALID_OUTPUT",
   truncated: "MODEL_TRUNCATED",
@@ -59,7 +59,7 @@ export class ModelOutputError extends ModelError {
   /** Money spent on the failed calls; absent when the model has no price. */
   readonly cost_usd?: number;
   constructor(
-    code: string,
+    code: ModelErrorCode,
     message: string,
     details: { raw: string; usage: Usage; attempts: number; cost_usd?: number },
   ) {
