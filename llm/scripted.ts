@@ -43,16 +43,32 @@ export interface ScriptedCall {
   index: number;
 }
 
+/**
+ * Where a test run collects its scripted models (testing/script-audit.ts, a vitest setup file, puts an array
+ * here and fails the test whose script was not played exactly); absent outside tests.
+ */
+const AUDIT = Symbol.for("pda.scripted.audit");
+
+/** What a test may allow its script: turns left unplayed, or calls past the script (SCRIPT_EXHAUSTED). */
+export interface ScriptTolerance {
+  unplayed?: boolean;
+  unexpected?: boolean;
+}
+
 export class ScriptedTransport implements Transport {
   readonly provider = "scripted";
   readonly model: string;
   readonly calls: ScriptedCall[] = [];
   private readonly queues = new Map<string, ScriptEntry[]>();
   private readonly played = new Map<string, number>();
+  /** Calls that found no reply left for their role. */
+  private readonly unexpected: string[] = [];
+  private tolerated: ScriptTolerance = {};
 
   constructor(script: Script, source = "inline") {
     this.model = source;
     for (const [role, entries] of Object.entries(Script.parse(script))) this.queues.set(role, [...entries]);
+    (globalThis as { [AUDIT]?: ScriptedTransport[] })[AUDIT]?.push(this);
   }
 
   static fromFile(file: string): ScriptedTransport {
@@ -81,13 +97,11 @@ export class ScriptedTransport implements Transport {
     const index = this.played.get(turn.role) ?? 0;
     const entry = queue?.shift();
     if (!entry) {
-      return Promise.reject(
-        new ModelError(
-          "SCRIPT_EXHAUSTED",
-          `scripted:${this.model}: no ${index ? "more " : ""}"${turn.role}" replies in the script ` +
-            `(${index} played); the ${turn.role} prompt was:\n${turn.prompt.slice(0, 500)}`,
-        ),
-      );
+      const message =
+        `scripted:${this.model}: no ${index ? "more " : ""}"${turn.role}" replies in the script ` +
+        `(${index} played); the ${turn.role} prompt was:\n${turn.prompt.slice(0, 500)}`;
+      this.unexpected.push(message);
+      return Promise.reject(new ModelError("SCRIPT_EXHAUSTED", message));
     }
     this.played.set(turn.role, index + 1);
     this.calls.push({
@@ -109,6 +123,23 @@ export class ScriptedTransport implements Transport {
   unconsumed(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const [role, q] of this.queues) if (q.length) out[role] = q.length;
+    return out;
+  }
+
+  /** Allows this script leftover turns or calls past its end: for a test about exactly that. */
+  tolerate(what: ScriptTolerance): this {
+    this.tolerated = { ...this.tolerated, ...what };
+    return this;
+  }
+
+  /** Why a test that used this script should fail: turns never played, calls it had no reply for. */
+  problems(): string[] {
+    const out: string[] = [];
+    const left = this.unconsumed();
+    if (!this.tolerated.unplayed && Object.keys(left).length) {
+      out.push(`scripted:${this.model}: turns never played: ${JSON.stringify(left)}`);
+    }
+    if (!this.tolerated.unexpected) out.push(...this.unexpected.map((m) => `unexpected call: ${m}`));
     return out;
   }
 }
