@@ -34,7 +34,6 @@ export const MODEL_ERROR_CODES = [
   "MODEL_CHECKSUM",
   "MODEL_SPEC_INVALID",
   "SCRIPT_EXHAUSTED",
-  "SCRIPT_UNEXPECTED",
 ] as const;
 export type ModelErrorCode = (typeof MODEL_ERROR_CODES)[number];
 
@@ -123,8 +122,8 @@ export class ConfigError extends PdaError<ConfigErrorCode> {
 
 /**
  * A model could not give a valid answer. MODEL_CHECKSUM: a downloaded model file did not match;
- * SCRIPT_EXHAUSTED / SCRIPT_UNEXPECTED: a scripted model (tests) was called past its script or with a call
- * its script did not expect. A bad `--model` spec is a ConfigError with code MODEL_SPEC_INVALID.
+ * SCRIPT_EXHAUSTED: a scripted model was called past its script. A bad `--model` spec is a ConfigError
+ * with code MODEL_SPEC_INVALID (a bad hf: model file spec is a ModelError with that code).
  */
 export class ModelError extends PdaError<ModelErrorCode> {
   readonly retryable: boolean;
