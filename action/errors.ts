@@ -3,7 +3,7 @@
  * and the line and column in the model's own code (the wrapper's first line is not counted).
  */
 import { distance } from "fastest-levenshtein";
-import type { StepError } from "../core/index.js";
+import { isToolErrorCode, type StepError } from "../core/index.js";
 
 /** The step's code is compiled as the body of `(async function () {\n<code>\n})`: one line before it. */
 export const CODE_FILE = "step.js";
@@ -76,8 +76,8 @@ export function thrownError(
   knownNames: () => Iterable<string>,
 ): StepError {
   if (info.toolError) {
-    // A ToolError the code built itself may carry any code; only the hub's kinds pass through as they are.
-    const code = info.code && /^(TOOL|SERVER)_[A-Z_]+$/.test(info.code) ? info.code : "TOOL_ERROR";
+    // A ToolError the code built itself may carry any code; only ToolError's own codes pass through.
+    const code = isToolErrorCode(info.code) ? info.code : "TOOL_ERROR";
     return { code, message: info.message, ...(info.tool && { tool: info.tool }) };
   }
   const loc = codeLocation(info.stack, lineCount);

@@ -141,7 +141,7 @@ export function terminalJson(value: unknown): string {
 
 /** CLI exit code for a failed call. */
 function exitCodeFor(e: ToolError): number {
-  if (e.code === "SERVER_UNAVAILABLE" || e.code === "SERVER_CRASHED") return 3;
+  if (e.serverLost) return 3;
   if (e.code === "TOOL_INVALID_ARGS" || e.code === "TOOL_NOT_FOUND") return 2;
   return 1;
 }

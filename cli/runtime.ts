@@ -115,26 +115,95 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     terminal: { timeoutMs: profile.hil.timeout_ms, onTimeout: profile.hil.on_timeout },
   });
   const store = openStore(opts, profile.redact);
+  const telemetry = await openTelemetry({
+    flag: opts.otel,
+    profile: profile.otel,
+    redact: (t) => store.redact(t),
+  }).catch(async (e: unknown) => {
+    store.close();
+    await team?.close();
+    throw e;
+  });
+  const hub = await openCheckedHub(opts, store, profile, team).catch(async (e: unknown) => {
+    await telemetry?.shutdown();
+    throw e;
+  });
+  const recorder = telemetry?.recorder(store) ?? store;
+  const sessions = routeHubToSessions(hub, store, recorder, human);
+  const base = (): Omit<LoopDeps, "services"> => ({
+    models,
+    host: hub,
+    recorder,
+    profile,
+    human,
+    memory: storeMemory(store, profile.memory_hits),
+  });
+  return {
+    profile,
+    profileName: name,
+    store,
+    hub,
+    models,
+    router,
+    human,
+    team: team?.team,
+    telemetry,
+    loop: (extra) => {
+      const given = { ...base(), ...extra };
+      given.services ??= codeServices(hub, given.memory);
+      const onEvent = given.onEvent;
+      const traced = telemetry?.events();
+      const deps: LoopDeps = {
+        ...given,
+        onEvent: sessions.track((e) => {
+          traced?.(e);
+          onEvent?.(e);
+        }),
+      };
+      return team ? team.team.loop(profile.agent!, deps) : new AgentLoop(deps);
+    },
+    async close() {
+      await hub.close();
+      store.close();
+      await router?.close();
+      await team?.close();
+      // Last: the spans of everything above are ended by now.
+      await telemetry?.shutdown();
+    },
+  };
+}
+
+/** The hub, its servers started and the team's tool allowlists checked against them; on failure all is closed. */
+async function openCheckedHub(
+  opts: GlobalOptions,
+  store: SessionStore,
+  profile: Profile,
+  team: ReturnType<typeof openTeam> | undefined,
+): Promise<MultiMCP> {
   let hub: MultiMCP | undefined;
-  let telemetry: Telemetry | undefined;
   try {
-    telemetry = await openTelemetry({
-      flag: opts.otel,
-      profile: profile.otel,
-      redact: (t) => store.redact(t),
-    });
     hub = await openHub(opts, store);
     team?.team.checkTools(profile.agent!, hub.tools());
+    return hub;
   } catch (e) {
     await hub?.close();
     store.close();
     await team?.close();
-    await telemetry?.shutdown();
     throw e;
   }
-  const recorder = telemetry?.recorder(store) ?? store;
-  // Server log messages and elicitations belong to the session being run; with none or several running
-  // (batch), logs are kept unattached and elicitations are not logged to a session.
+}
+
+/**
+ * Server log messages, server state notes and elicitations belong to the session being run; with none or
+ * several running (batch), logs are kept unattached and elicitations are not logged to a session. `track`
+ * wraps a loop's onEvent so the running sessions are known.
+ */
+function routeHubToSessions(
+  hub: MultiMCP,
+  store: SessionStore,
+  recorder: Pick<SessionStore, "recordHumanInput">,
+  human: HumanChannel,
+) {
   const running = new Set<string>();
   const current = () => (running.size === 1 ? [...running][0]! : undefined);
   // A server going down, being retried or coming back is part of the session's story (pda show).
@@ -166,62 +235,33 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     const id = current();
     if (id) recorder.recordHumanInput(id, toHumanInput(question, answer));
   });
-  // What CODE can reach beside the tools: past sessions (in the loop's memory scope), the servers' resources
-  // and prompts.
-  const services = (memory: MemoryService | undefined): Namespaces => ({
+  return {
+    track:
+      (onEvent: LoopDeps["onEvent"]): LoopDeps["onEvent"] =>
+      (e) => {
+        if (e.type === "session_start") {
+          running.add(e.session_id);
+          // Servers that failed before this session started are part of its story too.
+          for (const d of hub.availability().down)
+            hubNote(e.session_id, d.server, "error", `down: ${d.reason}`);
+        }
+        if (e.type === "session_end") running.delete(e.session.session_id);
+        onEvent?.(e);
+      },
+  };
+}
+
+/**
+ * What CODE can reach beside the tools: past sessions (in the loop's memory scope), the servers' resources
+ * and prompts.
+ */
+function codeServices(hub: MultiMCP, memory: MemoryService | undefined): Namespaces {
+  return {
     memory: {
       search: async ([text, options]) =>
         memory?.search?.(String(text ?? ""), Number((options as { limit?: number })?.limit ?? 5)) ?? [],
     },
     ...hubNamespaces(hub),
-  });
-  const base = (): Omit<LoopDeps, "services"> => ({
-    models,
-    host: hub,
-    recorder,
-    profile,
-    human,
-    memory: storeMemory(store, profile.memory_hits),
-  });
-  return {
-    profile,
-    profileName: name,
-    store,
-    hub,
-    models,
-    router,
-    human,
-    team: team?.team,
-    telemetry,
-    loop: (extra) => {
-      const given = { ...base(), ...extra };
-      given.services ??= services(given.memory);
-      const onEvent = given.onEvent;
-      const traced = telemetry?.events();
-      const deps: LoopDeps = {
-        ...given,
-        onEvent: (e) => {
-          if (e.type === "session_start") {
-            running.add(e.session_id);
-            // Servers that failed before this session started are part of its story too.
-            for (const d of hub.availability().down)
-              hubNote(e.session_id, d.server, "error", `down: ${d.reason}`);
-          }
-          if (e.type === "session_end") running.delete(e.session.session_id);
-          traced?.(e);
-          onEvent?.(e);
-        },
-      };
-      return team ? team.team.loop(profile.agent!, deps) : new AgentLoop(deps);
-    },
-    async close() {
-      await hub.close();
-      store.close();
-      await router?.close();
-      await team?.close();
-      // Last: the spans of everything above are ended by now.
-      await telemetry?.shutdown();
-    },
   };
 }
 

@@ -6,22 +6,7 @@ import { checkAnswer, type AnswerOf, type Question } from "./questions.js";
 import { ScriptedChannel } from "./scripted.js";
 import { TerminalChannel, type TerminalOptions } from "./terminal.js";
 import { findTerminal } from "./tty.js";
-
-export interface AskOptions {
-  /** Aborting it cancels a pending prompt: ask() rejects with HumanCancelled (reason "aborted"). */
-  signal?: AbortSignal;
-}
-
-/**
- * Somewhere a question gets answered. ask() resolves with an answer of the question's kind or a StopAnswer
- * (abort / fail / defer), and rejects with HumanCancelled (Ctrl-C or the signal) or, for a scripted channel,
- * ScriptError. The answer is validated before it is returned.
- */
-export interface HumanChannel {
-  /** "terminal", "scripted", "ui" or "policy:<name>". */
-  readonly name: string;
-  ask<Q extends Question>(q: Q, opts?: AskOptions): Promise<AnswerOf<Q["kind"]>>;
-}
+import type { AskOptions, HumanChannel } from "./human-channel.js";
 
 export interface ChannelOptions {
   /**

@@ -7,7 +7,7 @@ import type { Question } from "./questions.js";
  * The question is attached so the caller can pause the session (status awaiting_human) and ask it again
  * on resume. Code HIL_CANCELLED, exit 130 like a shell's Ctrl-C.
  */
-export class HumanCancelled extends PdaError {
+export class HumanCancelled extends PdaError<"HIL_CANCELLED"> {
   readonly reason: "interrupt" | "aborted";
   readonly question: Question;
   constructor(reason: "interrupt" | "aborted", question: Question, options?: { cause?: unknown }) {
@@ -26,9 +26,12 @@ export class HumanCancelled extends PdaError {
  * HIL_SCRIPT_MISMATCH (the entry's `expect` text is not in the question), HIL_SCRIPT_INVALID (the entry does
  * not fit the question, e.g. elicitation content against its schema), HIL_SCRIPT_UNCONSUMED (answers left). A test double failing loudly.
  */
-export class ScriptError extends PdaError {
+export type ScriptErrorCode =
+  "HIL_SCRIPT_EXHAUSTED" | "HIL_SCRIPT_MISMATCH" | "HIL_SCRIPT_INVALID" | "HIL_SCRIPT_UNCONSUMED";
+
+export class ScriptError extends PdaError<ScriptErrorCode> {
   readonly question?: Question;
-  constructor(code: string, message: string, question?: Question) {
+  constructor(code: ScriptErrorCode, message: string, question?: Question) {
     super(code, message);
     this.question = question;
   }

@@ -30,15 +30,9 @@ export {
   toElicitResult,
   type AnswerOf,
 } from "./questions.js";
-export { HumanCancelled, ScriptError, isHumanCancelled } from "./errors.js";
-export {
-  createChannel,
-  askOrDefer,
-  NO_TTY_DEFAULT,
-  type HumanChannel,
-  type AskOptions,
-  type ChannelOptions,
-} from "./channel.js";
+export { HumanCancelled, ScriptError, isHumanCancelled, type ScriptErrorCode } from "./errors.js";
+export { createChannel, askOrDefer, NO_TTY_DEFAULT, type ChannelOptions } from "./channel.js";
+export type { HumanChannel, AskOptions } from "./human-channel.js";
 export { TerminalChannel, type TerminalOptions } from "./terminal.js";
 export { findTerminal, openTerminal, type TerminalKind, type TerminalStreams } from "./tty.js";
 export { ScriptedChannel, ScriptFile, type UnconsumedAnswer } from "./scripted.js";

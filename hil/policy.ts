@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { systemClock, type Clock } from "../core/index.js";
-import type { AskOptions, HumanChannel } from "./channel.js";
+import type { AskOptions, HumanChannel } from "./human-channel.js";
 import { elicitationContentSchema, schemaDefaults } from "./elicitation.js";
 import { HumanCancelled } from "./errors.js";
 import { checkAnswer, type Answer, type AnswerOf, type Question, type QuestionKind } from "./questions.js";

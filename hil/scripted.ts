@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ConfigError, systemClock, type Clock } from "../core/index.js";
 import { parseConfigText } from "../config/index.js";
-import type { AskOptions, HumanChannel } from "./channel.js";
+import type { AskOptions, HumanChannel } from "./human-channel.js";
 import { HumanCancelled, ScriptError } from "./errors.js";
 import { elicitationContentSchema, schemaDefaults } from "./elicitation.js";
 import {

@@ -4,7 +4,7 @@
  */
 import chalk from "chalk";
 import { systemClock, type Clock } from "../core/index.js";
-import type { AskOptions, HumanChannel } from "./channel.js";
+import type { AskOptions, HumanChannel } from "./human-channel.js";
 import {
   elicitationContentSchema,
   elicitationFields,

@@ -20,7 +20,7 @@ import { LlamaTransport } from "./llama.js";
 import { noModelMessage } from "./no-model.js";
 import { OpenAITransport } from "./openai.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
-import { ScriptedTransport, type Script, type ScriptedCall } from "./scripted.js";
+import { ScriptedTransport, type Script, type ScriptedCall, type ScriptTolerance } from "./scripted.js";
 import { StructuredProvider, type ModelPrice, type StructuredOptions, type Transport } from "./structured.js";
 
 export interface ProviderOptions {
@@ -190,6 +190,12 @@ export class ScriptedProvider extends StructuredProvider {
   /** Replies never played, per role ({} when all were used). */
   unconsumed(): Record<string, number> {
     return this.script.unconsumed();
+  }
+
+  /** Allows the script leftover turns or calls past its end (see ScriptedTransport.tolerate). */
+  tolerate(what: ScriptTolerance): this {
+    this.script.tolerate(what);
+    return this;
   }
 
   /** Every turn played, in order, with the system text and prompt the model was shown. */

@@ -4,7 +4,14 @@
  * and blocked / empty / MAX_TOKENS replies as typed errors.
  */
 import type { GoogleGenAI, GenerateContentResponse } from "@google/genai";
-import { ModelError, systemClock, type Clock, type RawCompletion, type RawTurn } from "../core/index.js";
+import {
+  ModelError,
+  systemClock,
+  type Clock,
+  type ModelErrorCode,
+  type RawCompletion,
+  type RawTurn,
+} from "../core/index.js";
 import {
   DEFAULT_RETRY,
   TransientModelError,
@@ -134,7 +141,7 @@ export function readResponse(res: GenerateContentResponse, model: string): RawCo
     .filter((p) => typeof p.text === "string" && !p.thought)
     .map((p) => p.text)
     .join("");
-  const fail = (code: string, message: string) =>
+  const fail = (code: ModelErrorCode, message: string) =>
     new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
   const block = res.promptFeedback?.blockReason;
   if (block) {

@@ -53,7 +53,13 @@ export {
   type ModelFileSpec,
   type DownloadOptions,
 } from "./download.js";
-export { ScriptedTransport, Script, ScriptEntry, type ScriptedCall } from "./scripted.js";
+export {
+  ScriptedTransport,
+  Script,
+  ScriptEntry,
+  type ScriptedCall,
+  type ScriptTolerance,
+} from "./scripted.js";
 export { DEFAULT_RETRY, TransientModelError, withRetry, type RetryPolicy } from "./retry.js";
 export {
   ModelsFile,

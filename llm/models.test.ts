@@ -104,10 +104,7 @@ describe("role router", () => {
 
   it("--model wins for every role; roles sharing a scripted file share its turns", async () => {
     const file = join(dir, "s.yaml");
-    writeFileSync(
-      file,
-      stringify({ perception: [samplePerception()], decision: [sampleDecision(), sampleDecision()] }),
-    );
+    writeFileSync(file, stringify({ perception: [samplePerception()], decision: [sampleDecision()] }));
     const config = parseModelsConfig("m.yaml", stringify({ roles: { perception: { model: "gemini" } } }));
     const models = createModels({ config, model: `scripted:${file}`, env: {} });
     expect(models.describe().every((d) => d.spec === `scripted:${file}` && d.source === "--model")).toBe(
@@ -115,7 +112,8 @@ describe("role router", () => {
     );
     await models.generate(perceive);
     await models.generate(decide);
-    expect(models.unconsumed()).toEqual({ decision: 1 });
+    // One transport played both roles: two would each have the other role's turn left.
+    expect(models.unconsumed()).toEqual({});
   });
 
   it("fails at start-up with MODEL_NO_KEY (exit 3) when a role needs a missing key", () => {

@@ -3,7 +3,14 @@
  * `response_format: json_schema` where the server supports it, `json_object` (schema in the prompt)
  * where it does not. Retries honour `retry-after-ms` / `retry-after`; a per-call timeout.
  */
-import { ModelError, systemClock, type Clock, type RawCompletion, type RawTurn } from "../core/index.js";
+import {
+  ModelError,
+  systemClock,
+  type Clock,
+  type ModelErrorCode,
+  type RawCompletion,
+  type RawTurn,
+} from "../core/index.js";
 import {
   DEFAULT_RETRY,
   TransientModelError,
@@ -191,7 +198,7 @@ export class OpenAITransport implements Transport {
     const choice = body.choices?.[0];
     const text = choice?.message?.content ?? "";
     const where = `openai:${this.model}`;
-    const fail = (code: string, message: string) =>
+    const fail = (code: ModelErrorCode, message: string) =>
       new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
     if (!choice) throw fail("MODEL_EMPTY", `${where} returned no choices`);
     if (choice.message?.refusal) throw fail("MODEL_BLOCKED", `${where} refused: ${choice.message.refusal}`);

@@ -74,14 +74,17 @@ describe("malformed model output", () => {
 
   it.each(table)("%s", async (_name, raw, expected) => {
     const direct = parseModelOutput(raw, PerceptionSnapshot, "PerceptionSnapshot");
-    // Through the full provider path: a bad reply gets one repair turn that fails the same way.
-    const provider = ScriptedProvider.fromScript({ perception: [{ raw }, { raw }] });
+    // Through the full provider path: a good reply is one turn; a bad one gets one repair turn that fails
+    // the same way (a repair turn after a good reply would be a call past the script, failing the test).
+    const provider = ScriptedProvider.fromScript({
+      perception: expected === "ok" ? [{ raw }] : [{ raw }, { raw }],
+    });
     if (expected === "ok") {
       expect(direct.ok).toBe(true);
       if (direct.ok) expect(direct.value.entities).toEqual(v.entities);
       const r = await provider.generate(perceive);
       expect(r.attempts).toBe(1);
-      expect(provider.unconsumed()).toEqual({ perception: 1 });
+      expect(provider.unconsumed()).toEqual({});
     } else {
       expect(direct.ok).toBe(false);
       await expect(provider.generate(perceive)).rejects.toMatchObject({ code: expected });

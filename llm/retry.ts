@@ -3,12 +3,12 @@
  * connections), honouring the delay a server asks for. Sleeps go through the injected Clock so tests can
  * measure the waits without waiting.
  */
-import { ModelError, type Clock } from "../core/index.js";
+import { ModelError, type Clock, type ModelErrorCode } from "../core/index.js";
 
 /** A failure worth another try; `retryAfterMs` is the delay the server asked for, if it said. */
 export class TransientModelError extends ModelError {
   readonly retryAfterMs?: number;
-  constructor(code: string, message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+  constructor(code: ModelErrorCode, message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
     super(code, message, { cause: options?.cause, retryable: true });
     this.retryAfterMs = options?.retryAfterMs;
   }

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { ConfigError, DecisionOutput, ModelError, PerceptionSnapshot } from "../core/index.js";
 import { sampleDecision, samplePerception } from "../testing/index.js";
-import { createProvider, ModelOutputError, ScriptedProvider } from "./index.js";
+import { createProvider, ModelOutputError, ScriptedProvider, ScriptedTransport } from "./index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "pda-scripted-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -74,7 +74,7 @@ describe("scripted provider", () => {
   it("throws the scripted error, and SCRIPT_EXHAUSTED when a role runs out", async () => {
     const p = ScriptedProvider.fromScript({
       perception: [{ error: { code: "MODEL_TIMEOUT", message: "scripted timeout" } }],
-    });
+    }).tolerate({ unexpected: true });
     await expect(p.generate(perceive())).rejects.toMatchObject({
       code: "MODEL_TIMEOUT",
       message: "scripted timeout",
@@ -104,5 +104,29 @@ describe("scripted provider", () => {
     expect(() => createProvider(`scripted:${bad}`)).toThrow(/bad\.yaml: perception: /);
     expect(() => createProvider("scripted:")).toThrow(/script file is missing/);
     expect(() => createProvider("claude:x")).toThrow(/unknown provider "claude"/);
+  });
+
+  it("reports what a test must fail on: turns never played and calls past the script, unless tolerated", async () => {
+    const t = new ScriptedTransport({ perception: [samplePerception()], decision: [sampleDecision()] });
+    const p = new ScriptedProvider(t);
+    await p.generate(decide());
+    await expect(p.generate(decide("again"))).rejects.toMatchObject({ code: "SCRIPT_EXHAUSTED" });
+    expect(t.problems()).toEqual([
+      'scripted:inline: turns never played: {"perception":1}',
+      expect.stringMatching(/^unexpected call: scripted:inline: no more "decision" replies/),
+    ]);
+    t.tolerate({ unplayed: true });
+    expect(t.problems()).toHaveLength(1);
+    t.tolerate({ unexpected: true });
+    expect(t.problems()).toEqual([]);
+  });
+
+  it("refuses an error entry whose code is not a ModelError code, instead of replying with it as a value", () => {
+    const typo = scriptFile("typo.yaml", {
+      perception: [{ error: { code: "MODEL_TIMEOUTT", message: "x" } }],
+    });
+    expect(() => createProvider(`scripted:${typo}`)).toThrow(
+      /an error entry is \{error: \{code, message\}\}/,
+    );
   });
 });

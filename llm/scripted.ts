@@ -10,15 +10,29 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseYaml } from "../config/index.js";
-import { ConfigError, ModelError, type RawCompletion, type RawTurn } from "../core/index.js";
+import {
+  ConfigError,
+  MODEL_ERROR_CODES,
+  ModelError,
+  type ModelErrorCode,
+  type RawCompletion,
+  type RawTurn,
+} from "../core/index.js";
 import type { Transport } from "./structured.js";
 
 export const ScriptEntry = z.union([
   z.object({ raw: z.string() }).strict(),
   z
-    .object({ error: z.object({ code: z.string(), message: z.string().default("scripted error") }).strict() })
+    .object({
+      error: z
+        .object({ code: z.enum(MODEL_ERROR_CODES), message: z.string().default("scripted error") })
+        .strict(),
+    })
     .strict(),
-  z.record(z.string(), z.unknown()),
+  // An `{error}` entry whose code is not a ModelError code must not pass as a plain value.
+  z.record(z.string(), z.unknown()).refine((r) => !(Object.keys(r).length === 1 && "error" in r), {
+    message: `an error entry is {error: {code, message}} with code one of ${MODEL_ERROR_CODES.join(", ")}`,
+  }),
 ]);
 export type ScriptEntry = z.infer<typeof ScriptEntry>;
 
@@ -35,16 +49,32 @@ export interface ScriptedCall {
   index: number;
 }
 
+/**
+ * Where a test run collects its scripted models (testing/script-audit.ts, a vitest setup file, puts an array
+ * here and fails the test whose script was not played exactly); absent outside tests.
+ */
+const AUDIT = Symbol.for("pda.scripted.audit");
+
+/** What a test may allow its script: turns left unplayed, or calls past the script (SCRIPT_EXHAUSTED). */
+export interface ScriptTolerance {
+  unplayed?: boolean;
+  unexpected?: boolean;
+}
+
 export class ScriptedTransport implements Transport {
   readonly provider = "scripted";
   readonly model: string;
   readonly calls: ScriptedCall[] = [];
   private readonly queues = new Map<string, ScriptEntry[]>();
   private readonly played = new Map<string, number>();
+  /** Calls that found no reply left for their role. */
+  private readonly unexpected: string[] = [];
+  private tolerated: ScriptTolerance = {};
 
   constructor(script: Script, source = "inline") {
     this.model = source;
     for (const [role, entries] of Object.entries(Script.parse(script))) this.queues.set(role, [...entries]);
+    (globalThis as { [AUDIT]?: ScriptedTransport[] })[AUDIT]?.push(this);
   }
 
   static fromFile(file: string): ScriptedTransport {
@@ -73,13 +103,11 @@ export class ScriptedTransport implements Transport {
     const index = this.played.get(turn.role) ?? 0;
     const entry = queue?.shift();
     if (!entry) {
-      return Promise.reject(
-        new ModelError(
-          "SCRIPT_EXHAUSTED",
-          `scripted:${this.model}: no ${index ? "more " : ""}"${turn.role}" replies in the script ` +
-            `(${index} played); the ${turn.role} prompt was:\n${turn.prompt.slice(0, 500)}`,
-        ),
-      );
+      const message =
+        `scripted:${this.model}: no ${index ? "more " : ""}"${turn.role}" replies in the script ` +
+        `(${index} played); the ${turn.role} prompt was:\n${turn.prompt.slice(0, 500)}`;
+      this.unexpected.push(message);
+      return Promise.reject(new ModelError("SCRIPT_EXHAUSTED", message));
     }
     this.played.set(turn.role, index + 1);
     this.calls.push({
@@ -103,13 +131,30 @@ export class ScriptedTransport implements Transport {
     for (const [role, q] of this.queues) if (q.length) out[role] = q.length;
     return out;
   }
+
+  /** Allows this script leftover turns or calls past its end: for a test about exactly that. */
+  tolerate(what: ScriptTolerance): this {
+    this.tolerated = { ...this.tolerated, ...what };
+    return this;
+  }
+
+  /** Why a test that used this script should fail: turns never played, calls it had no reply for. */
+  problems(): string[] {
+    const out: string[] = [];
+    const left = this.unconsumed();
+    if (!this.tolerated.unplayed && Object.keys(left).length) {
+      out.push(`scripted:${this.model}: turns never played: ${JSON.stringify(left)}`);
+    }
+    if (!this.tolerated.unexpected) out.push(...this.unexpected.map((m) => `unexpected call: ${m}`));
+    return out;
+  }
 }
 
 function isRaw(e: ScriptEntry): e is { raw: string } {
   return Object.keys(e).length === 1 && typeof (e as { raw?: unknown }).raw === "string";
 }
 
-function isError(e: ScriptEntry): e is { error: { code: string; message: string } } {
+function isError(e: ScriptEntry): e is { error: { code: ModelErrorCode; message: string } } {
   const err = (e as { error?: unknown }).error;
   return Object.keys(e).length === 1 && !!err && typeof err === "object" && "code" in err;
 }

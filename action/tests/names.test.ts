@@ -117,3 +117,24 @@ describe("names in the sandbox", () => {
     expect(wrong.error?.message).toContain("signature: lint_files(x?: number)");
   });
 });
+
+describe("a ToolError the step's code throws", () => {
+  it("keeps one of ToolError's codes and turns any other code into TOOL_ERROR", async () => {
+    const thrown = async (code: string) =>
+      (
+        await runCode(
+          `throw new ToolError(${JSON.stringify(code)}, "s.t", "went wrong");`,
+          new InProcessToolHost([]),
+          limits(),
+        )
+      ).error;
+    expect(await thrown("SERVER_CRASHED")).toMatchObject({
+      code: "SERVER_CRASHED",
+      tool: "s.t",
+      message: "went wrong",
+    });
+    expect(await thrown("TOOL_TIMEOUT")).toMatchObject({ code: "TOOL_TIMEOUT" });
+    expect(await thrown("TOOL_MADE_UP")).toMatchObject({ code: "TOOL_ERROR", message: "went wrong" });
+    expect(await thrown("lower_case")).toMatchObject({ code: "TOOL_ERROR" });
+  });
+});

@@ -4,10 +4,10 @@
  * sub-agents (agent/spend.ts keeps the figures); steps are each session's own.
  */
 import type { Budgets } from "../../config/index.js";
-import type { AgentSession, Spend } from "../../core/index.js";
+import type { AgentSession, BudgetCode, Spend } from "../../core/index.js";
 
 export interface StopReason {
-  code: string;
+  code: BudgetCode;
   message: string;
 }
 

@@ -7,6 +7,7 @@
 import { runCode } from "../../action/index.js";
 import {
   BudgetExceeded,
+  Cancelled,
   ConfigError,
   ModelError,
   ToolError,
@@ -157,8 +158,8 @@ export class AgentLoop implements SessionDriver {
       while (next.kind !== "end") next = await interruptible(this.ctx, run, next, move);
     } catch (e) {
       // Cancelled (Ctrl-C): whatever was in flight failed because of it, so the session was aborted.
-      if (this.deps.signal?.aborted)
-        end(s, "aborted", partialAnswer(s), `cancelled: ${errorMessage(this.deps.signal.reason ?? e)}`);
+      if (e instanceof Cancelled || this.deps.signal?.aborted)
+        end(s, "aborted", partialAnswer(s), `cancelled: ${errorMessage(this.deps.signal?.reason ?? e)}`);
       else if (e instanceof BudgetExceeded) end(s, "budget_exhausted", partialAnswer(s), e.message);
       else {
         end(s, "failed", null, errorMessage(e));
@@ -361,9 +362,7 @@ function inFlightCode(step: Step): Next {
 
 /** A reply the provider could not turn into a valid value, even after its repair round. */
 function unusableReply(e: unknown): e is ModelError {
-  return (
-    e instanceof ModelError && ["MODEL_INVALID_OUTPUT", "MODEL_TRUNCATED", "MODEL_EMPTY"].includes(e.code)
-  );
+  return e instanceof ModelError && e.unusableReply;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import {
   BudgetExceeded,
+  Cancelled,
   type AgentSession,
   type Clock,
   type DecisionOutput,
@@ -81,9 +82,9 @@ export function withGuidance(next: Decide, text: string): Decide {
   return { ...next, guidance: [next.guidance, text].filter(Boolean).join("\n") };
 }
 
-/** Throws BudgetExceeded when a budget of this session or of a caller is used up, or the session was cancelled. */
+/** Throws BudgetExceeded when a budget of this session or of a caller is used up, Cancelled when the session was cancelled. */
 export function checkBudgets(run: Run, signal: AbortSignal | undefined): void {
   const stop = run.account.stop();
   if (stop) throw new BudgetExceeded(stop.code, stop.message);
-  if (signal?.aborted) throw new BudgetExceeded("ABORTED", "the session was cancelled");
+  if (signal?.aborted) throw new Cancelled("the session was cancelled");
 }

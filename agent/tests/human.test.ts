@@ -170,7 +170,7 @@ describe("a resumed session", () => {
       question: "Which account?",
     };
     const profile = { blocklist: ["password"] } as never;
-    const first = h.loop({ perception: [snap()], decision: [nop, nop] }, profile, {
+    const first = h.loop({ perception: [snap()], decision: [nop] }, profile, {
       human: new PolicyChannel("defer"),
       memory,
     });
@@ -219,11 +219,13 @@ describe("the approval gate", () => {
   });
   afterAll(async () => hub.close());
 
-  function loopWith(human: HumanChannel, source: string, profile: Record<string, unknown> = {}) {
-    const transport = new ScriptedTransport({
-      perception: [snap(), achieved("done")],
-      decision: [code(PLAN, 0, source)],
-    });
+  function loopWith(
+    human: HumanChannel,
+    source: string,
+    profile: Record<string, unknown> = {},
+    perception = [snap(), achieved("done")],
+  ) {
+    const transport = new ScriptedTransport({ perception, decision: [code(PLAN, 0, source)] });
     const model = new StructuredProvider(transport);
     return new AgentLoop({
       models: { perception: model, decision: model },
@@ -261,10 +263,15 @@ describe("the approval gate", () => {
   it("code that spins while an approval is open still times out (policy:fail, and a person slow to answer)", async () => {
     const never: HumanChannel = { name: "scripted", ask: () => new Promise(() => {}) };
     for (const human of [new PolicyChannel("fail"), never]) {
-      const s = await loopWith(human, "const p = multiply(6, 7); await null; while (true) {}", {
-        sandbox: { timeout_ms: 300 },
-      }).run("6*7");
+      // One step: the loop stops on the step budget instead of replanning after the timeout.
+      const s = await loopWith(
+        human,
+        "const p = multiply(6, 7); await null; while (true) {}",
+        { sandbox: { timeout_ms: 300 }, budgets: { max_steps: 1 } },
+        [snap()],
+      ).run("6*7");
       expect(s.steps[0]!.execution_result?.error?.code).toBe("SANDBOX_TIMEOUT");
+      expect(s.status).toBe("budget_exhausted");
     }
   });
 

@@ -215,7 +215,11 @@ describe("sub-agents", () => {
   it("a tool outside a sub-agent's allowlist is refused inside it: by the code guard, and as a typed ToolError", async () => {
     const { loop, transport } = teamRun(h, TEAM, "boss", {
       perception: [snap(), achieved("refused")],
-      decision: [code(PLAN, 0, `return await agents.adder({task: "multiply 2 by 3"});`)],
+      decision: [
+        code(PLAN, 0, `return await agents.adder({task: "multiply 2 by 3"});`),
+        // The boss's step fails (its result reports a failure), so it decides again: it concludes.
+        { plan_text: PLAN, step_index: 1, description: "answer", type: "CONCLUDE", conclusion: "refused" },
+      ],
       "adder.perception": [snap()],
       "adder.decision": [
         subCode("return await multiply(2, 3);"),
@@ -231,6 +235,8 @@ describe("sub-agents", () => {
     });
     const s = await loop.run("Multiply 2 by 3 with the adder");
     expect(transport.unconsumed()).toEqual({});
+    expect([s.status, s.state.final_answer]).toEqual(["succeeded", "refused"]);
+    expect(s.steps[0]).toMatchObject({ status: "failed", error: { code: "GUARD_RESULT_ERROR_FIELD" } });
     const report = s.steps[0]!.execution_result!.value as Record<string, unknown>;
     expect(report).toMatchObject({ success: false, error_code: "ADD_FAILED" });
     expect(report.reason).toMatch(

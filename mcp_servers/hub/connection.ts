@@ -441,8 +441,7 @@ export class ServerConnection {
       if ((error.code === "TOOL_TIMEOUT" || error.code === "TOOL_CANCELLED") && !this.probing) {
         this.probing = this.probe(client, transport).finally(() => (this.probing = undefined));
       }
-      const lost = error.code === "SERVER_CRASHED" || error.code === "SERVER_UNAVAILABLE";
-      if (lost && this.state === "ready" && this.transport === transport) {
+      if (error.serverLost && this.state === "ready" && this.transport === transport) {
         // The SDK saw the close (or an HTTP endpoint stopped answering) before any transport event did:
         // drop the session now so the next call reconnects.
         this.generation++;

@@ -10,7 +10,7 @@ import { RobotError } from "./errors.js";
 import { GRIPPER } from "./gripper.js";
 import { objectObservation, observationText } from "./observation.js";
 import { loadRapier, PHYSICS } from "./physics.js";
-import { renderScene, type View } from "./render/index.js";
+import { renderScene, type View } from "./render/scene.js";
 import {
   RunSettings,
   type MotionResult,

@@ -11,7 +11,7 @@ export type RobotErrorCode =
   | "BAD_ARGUMENT"
   | "CHECK_DISABLED";
 
-export class RobotError extends PdaError {
+export class RobotError extends PdaError<RobotErrorCode> {
   constructor(code: RobotErrorCode, message: string) {
     super(code, message, { exitCode: 2 });
   }

@@ -4,7 +4,7 @@ export { RobotError, type RobotErrorCode } from "./errors.js";
 export { GRIPPER, WORKSPACE } from "./gripper.js";
 export { loadRapier, rapierLoaded, PhysicsScene } from "./physics.js";
 export { PALETTE, BLOCK_COLOURS, type ColourName, type ObjectType } from "./objects.js";
-export { VIEWS, type View } from "./render/index.js";
+export { VIEWS, type View } from "./render/scene.js";
 export * from "./schemas.js";
 export {
   TASKS,

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { RobotEnv } from "./env.js";
 import { RobotError } from "./errors.js";
 import { GRIPPER, WORKSPACE } from "./gripper.js";
-import { VIEWS } from "./render/index.js";
+import { VIEWS } from "./render/scene.js";
 import { Waypoint, type RunSettings } from "./schemas.js";
 import { TASKS } from "./tasks/index.js";
 

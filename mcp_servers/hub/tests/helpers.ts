@@ -31,8 +31,8 @@ export function alive(pid: number | undefined): boolean {
   }
 }
 
-/** Waits (bounded) until none of the pids runs; returns those still alive. */
-export async function gone(pids: (number | undefined)[], withinMs = 5000): Promise<number[]> {
+/** Waits (bounded, generous for a busy machine) until none of the pids runs; returns those still alive. */
+export async function gone(pids: (number | undefined)[], withinMs = 30_000): Promise<number[]> {
   const deadline = Date.now() + withinMs;
   let left = pids.filter(alive) as number[];
   while (left.length && Date.now() < deadline) {
@@ -40,6 +40,15 @@ export async function gone(pids: (number | undefined)[], withinMs = 5000): Promi
     left = left.filter(alive);
   }
   return left;
+}
+
+/** Polls `condition` until it holds; fails naming `what` after `withinMs` (generous: the machine may be busy). */
+export async function until(condition: () => boolean, what: string, withinMs = 30_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** The ToolError `p` rejects with (the test fails if it resolves or rejects with anything else). */

@@ -2,7 +2,7 @@
 import { PNG } from "pngjs";
 import { describe, expect, it } from "vitest";
 import { PALETTE, RobotEnv, envApi, runExpert, type ColourName } from "../index.js";
-import { topLayout } from "../render/index.js";
+import { topLayout } from "../render/scene.js";
 import { GLYPH_H, GLYPH_W, glyph } from "../render/font.js";
 
 function pixel(png: PNG, x: number, y: number): [number, number, number] {
