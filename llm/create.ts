@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, ModelError, type Clock } from "../core/index.js";
-import { bundledModelsConfig, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
+import { bundledModelsConfig, familyOf, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
 import { modelCacheDir, type DownloadOptions } from "./download.js";
 import { GeminiTransport } from "./gemini.js";
 import { LlamaTransport } from "./llama.js";
@@ -145,7 +145,8 @@ export function createTransport(spec: string, options: ProviderOptions = {}): Tr
         model,
         apiKey: options.apiKey,
         baseUrl: options.baseUrl,
-        json_schema: config.openai.json_schema,
+        familyOf: (id) => familyOf(config, "openai", id),
+        structured: config.openai.structured,
       });
     case "llama":
       return new LlamaTransport({
