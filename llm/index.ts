@@ -32,6 +32,8 @@ export {
 export {
   GeminiTransport,
   DEFAULT_GEMINI_MODEL,
+  geminiAuth,
+  geminiConfig,
   NO_GEMINI_KEY_MESSAGE,
   type GeminiOptions,
 } from "./gemini.js";
