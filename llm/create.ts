@@ -164,6 +164,7 @@ export function createTransport(spec: string, options: ProviderOptions = {}): Tr
         localDefault: config.local_default,
         context_size: config.llama.context_size,
         threads: config.llama.threads,
+        gpu: config.llama.gpu,
         download: { env, ...options.download },
       });
     case "scripted":
