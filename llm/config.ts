@@ -35,6 +35,53 @@ export const RetrySettings = z
   })
   .strict();
 
+/**
+ * How one family of models is called; the first entry whose `match` fits the model id wins. Users put their
+ * own entries first in models.yaml to override or extend the bundled table.
+ */
+export const ModelFamily = z
+  .object({
+    /** A regular expression tested against the model id (the part after `provider:`). */
+    match: z.string().refine(isRegExp, "not a valid regular expression"),
+    provider: z.enum(["openai", "gemini", "anthropic"]),
+    /** OpenAI reasoning models (gpt-5, o1, o3, o4-mini): no temperature or top_p, max_completion_tokens. */
+    reasoning: z.boolean().default(false),
+    /**
+     * OpenAI-compatible: how the JSON shape is asked for. `strict`: response_format json_schema with strict
+     * true (the schema made strict-compatible); `json_schema`: the schema as guidance (strict false);
+     * `json_object`: JSON mode, the schema in the prompt; `prompt`: no response_format, the schema in the prompt.
+     */
+    structured: z.enum(["strict", "json_schema", "json_object", "prompt"]).optional(),
+    /** OpenAI-compatible: the name of the output cap in the request. */
+    max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+    /** OpenAI reasoning models: reasoning_effort sent as is. */
+    reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high"]).optional(),
+    /** A temperature this family must be called with, whatever the role asks (Gemini 3: 1.0). */
+    temperature: z.number().min(0).max(2).optional(),
+    /** Gemini 3: thinkingConfig.thinkingLevel. */
+    thinking_level: z.enum(["minimal", "low", "medium", "high"]).optional(),
+    /** Gemini 2.5: thinkingConfig.thinkingBudget in tokens (-1 = dynamic); also added to the output cap. */
+    thinking_budget: z.number().int().min(-1).optional(),
+    /** Tokens added to the output cap for thinking when no budget says how many (Gemini 3). */
+    thinking_reserve: z.number().int().min(0).optional(),
+  })
+  .strict();
+export type ModelFamily = z.infer<typeof ModelFamily>;
+
+function isRegExp(s: string): boolean {
+  try {
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first family entry for this provider whose pattern matches the model id. */
+export function familyOf(config: ModelsFile, provider: string, model: string): ModelFamily | undefined {
+  return config.families.find((f) => f.provider === provider && new RegExp(f.match).test(model));
+}
+
 export const LocalModel = z
   .object({
     /** Where the file comes from; an `hf:` spec or an https URL. */
@@ -54,21 +101,28 @@ export const ModelsFile = z
     /** Per-role overrides: perception, decision, ... */
     roles: z.record(z.string(), CallSettings).default({}),
     retry: RetrySettings.default(RetrySettings.parse({})),
+    /** Per-family request rules (first match wins). */
+    families: z.array(ModelFamily).default([]),
     openai: z
       .object({
-        /** `auto`: try response_format json_schema, fall back to json_object if the server rejects it. */
-        json_schema: z.enum(["auto", "always", "never"]).default("auto"),
+        /** Structured-output mode for a model no family entry matches (a local server: Ollama, vLLM, ...). */
+        structured: z.enum(["strict", "json_schema", "json_object", "prompt"]).default("json_schema"),
       })
       .strict()
-      .default({ json_schema: "auto" }),
+      .default({ structured: "json_schema" }),
     llama: z
       .object({
         context_size: z.number().int().min(256).default(4096),
         /** CPU threads; 0 = one less than the cores, at least 1. */
         threads: z.number().int().min(0).default(0),
+        /**
+         * `auto`: the best prebuilt binary node-llama-cpp finds (CUDA, Vulkan, Metal, else CPU); `false`: CPU
+         * only; or one backend by name.
+         */
+        gpu: z.union([z.enum(["auto", "cuda", "vulkan", "metal"]), z.literal(false)]).default("auto"),
       })
       .strict()
-      .default({ context_size: 4096, threads: 0 }),
+      .default({ context_size: 4096, threads: 0, gpu: "auto" }),
     local_default: LocalModel.optional(),
     /** USD per million tokens, by model id (the part after `provider:`). */
     costs: z.record(z.string(), Price).default({}),

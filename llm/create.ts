@@ -13,9 +13,9 @@ import {
   type GenerateResult,
   type ModelProvider,
 } from "../core/index.js";
-import { bundledModelsConfig, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
+import { bundledModelsConfig, familyOf, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
 import { modelCacheDir, type DownloadOptions } from "./download.js";
-import { GeminiTransport } from "./gemini.js";
+import { DEFAULT_GEMINI_MODEL, GeminiTransport } from "./gemini.js";
 import { LlamaTransport } from "./llama.js";
 import { noModelMessage } from "./no-model.js";
 import { OpenAITransport } from "./openai.js";
@@ -74,6 +74,10 @@ export interface DefaultChoice {
  */
 export function chooseDefault(env: NodeJS.ProcessEnv = process.env, config?: ModelsFile): DefaultChoice {
   if (env.GEMINI_API_KEY) return { spec: "gemini", reason: "GEMINI_API_KEY is set" };
+  if (env.GOOGLE_API_KEY) return { spec: "gemini", reason: "GOOGLE_API_KEY is set" };
+  if (env.GOOGLE_GENAI_USE_VERTEXAI?.toLowerCase() === "true") {
+    return { spec: "gemini", reason: "GOOGLE_GENAI_USE_VERTEXAI is set (Gemini on Vertex AI)" };
+  }
   if (env.OPENAI_BASE_URL) {
     return {
       spec: env.OPENAI_MODEL ? `openai:${env.OPENAI_MODEL}` : "openai",
@@ -144,14 +148,21 @@ export function createTransport(spec: string, options: ProviderOptions = {}): Tr
   const common = { env, clock: options.clock, random: options.random, retry, timeout_ms: options.timeout_ms };
   switch (provider) {
     case "gemini":
-      return new GeminiTransport({ ...common, model, apiKey: options.apiKey, baseUrl: options.baseUrl });
+      return new GeminiTransport({
+        ...common,
+        model,
+        apiKey: options.apiKey,
+        baseUrl: options.baseUrl,
+        family: familyOf(config, "gemini", model || DEFAULT_GEMINI_MODEL),
+      });
     case "openai":
       return new OpenAITransport({
         ...common,
         model,
         apiKey: options.apiKey,
         baseUrl: options.baseUrl,
-        json_schema: config.openai.json_schema,
+        familyOf: (id) => familyOf(config, "openai", id),
+        structured: config.openai.structured,
       });
     case "llama":
       return new LlamaTransport({
@@ -159,6 +170,7 @@ export function createTransport(spec: string, options: ProviderOptions = {}): Tr
         localDefault: config.local_default,
         context_size: config.llama.context_size,
         threads: config.llama.threads,
+        gpu: config.llama.gpu,
         download: { env, ...options.download },
       });
     case "scripted":

@@ -10,7 +10,14 @@ import {
   type FakeGemini,
   type FakeGeminiHandler,
 } from "../testing/index.js";
-import { createProvider, ModelOutputError, type ProviderOptions } from "./index.js";
+import {
+  bundledModelsConfig,
+  createProvider,
+  geminiAuth,
+  ModelOutputError,
+  type ModelsFile,
+  type ProviderOptions,
+} from "./index.js";
 
 let fake: FakeGemini | undefined;
 afterEach(async () => {
@@ -295,5 +302,95 @@ describe("gemini provider", () => {
     );
     const r = await provider.generate(perceive);
     expect(r.cost_usd).toBeCloseTo(0.3 + 1.25, 10);
+  });
+});
+
+describe("gemini request per model family", () => {
+  const geminiEnv = () => ({ GEMINI_API_KEY: "test-key", GEMINI_BASE_URL: fake!.url });
+
+  it("Gemini 3 (gemini-flash-latest): temperature 1.0 whatever the role asks, a thinking level, room for thinking", async () => {
+    fake = await startFakeGemini({ handler: () => ({ json: samplePerception() }) });
+    const p = createProvider("gemini:gemini-flash-latest", {
+      env: geminiEnv(),
+      temperature: 0.2,
+      max_output_tokens: 4096,
+    });
+    await p.generate(perceive);
+    expect(fake.requests[0]!.body.generationConfig).toMatchObject({
+      temperature: 1,
+      maxOutputTokens: 4096 + 8192,
+      thinkingConfig: { thinkingLevel: "LOW" },
+    });
+  });
+
+  it("Gemini 2.5: the role's temperature and a thinking budget, added to the cap", async () => {
+    fake = await startFakeGemini({ handler: () => ({ json: samplePerception() }) });
+    const p = createProvider("gemini:gemini-2.5-flash", {
+      env: geminiEnv(),
+      temperature: 0.2,
+      max_output_tokens: 4096,
+    });
+    await p.generate(perceive);
+    const gc = fake.requests[0]!.body.generationConfig!;
+    expect(gc).toMatchObject({
+      temperature: 0.2,
+      maxOutputTokens: 4096 + 2048,
+      thinkingConfig: { thinkingBudget: 2048 },
+    });
+    expect(gc.thinkingConfig).not.toHaveProperty("thinkingLevel");
+  });
+
+  it("an empty reply cut off by MAX_TOKENS is asked again with twice the cap; both calls are counted", async () => {
+    const replies = [
+      { text: "", finishReason: "MAX_TOKENS", usage: { input: 100, output: 0, thoughts: 6000 } },
+      { json: samplePerception(), usage: { input: 100, output: 50, thoughts: 7000 } },
+    ];
+    fake = await startFakeGemini({ handler: (req) => replies[req.n - 1]! });
+    const p = createProvider("gemini:gemini-2.5-flash", { env: geminiEnv(), max_output_tokens: 4000 });
+    const r = await p.generate(perceive);
+    expect(r.value).toEqual(samplePerception());
+    expect(r.usage).toEqual({ input_tokens: 200, output_tokens: 13_050 });
+    expect(r.retries).toBe(1);
+    expect(fake.requests.map((q) => q.body.generationConfig!.maxOutputTokens)).toEqual([6048, 12_096]);
+  });
+
+  it("the fake refuses what the API refuses: a thinking level on Gemini 2.5 is a 400 reported as such", async () => {
+    fake = await startFakeGemini({ handler: () => ({ json: samplePerception() }) });
+    const config = { ...bundledModelsConfig(), families: [] as ModelsFile["families"] };
+    config.families.push({ match: "^gemini", provider: "gemini", reasoning: false, thinking_level: "low" });
+    const p = createProvider("gemini:gemini-2.5-flash", { env: geminiEnv(), config });
+    const e = await rejection(p.generate(perceive));
+    expect(e).toMatchObject({ code: "MODEL_HTTP" });
+    expect(e.message).toMatch(/Thinking level is not supported/);
+  });
+
+  it("accepts GOOGLE_API_KEY as the SDK does", async () => {
+    fake = await startFakeGemini({ handler: () => ({ json: samplePerception() }) });
+    const p = createProvider("gemini:gemini-test-flash", {
+      env: { GOOGLE_API_KEY: "g-key", GEMINI_BASE_URL: fake.url },
+    });
+    await p.generate(perceive);
+    expect(fake.requests[0]!.headers["x-goog-api-key"]).toBe("g-key");
+  });
+
+  it("Vertex AI with GOOGLE_GENAI_USE_VERTEXAI and a key (express mode) calls the Vertex path", async () => {
+    fake = await startFakeGemini({ handler: () => ({ json: samplePerception() }) });
+    const env = { GOOGLE_GENAI_USE_VERTEXAI: "true", GOOGLE_API_KEY: "v-key", GEMINI_BASE_URL: fake.url };
+    const p = createProvider("gemini:gemini-test-flash", { env });
+    expect((await p.generate(perceive)).value).toEqual(samplePerception());
+    expect(fake.requests[0]!.path).toMatch(
+      /^\/v1beta1\/publishers\/google\/models\/gemini-test-flash:generateContent/,
+    );
+    expect(fake.requests[0]!.headers["x-goog-api-key"]).toBe("v-key");
+  });
+
+  it("Vertex AI with a project and location needs no key", () => {
+    const env = {
+      GOOGLE_GENAI_USE_VERTEXAI: "true",
+      GOOGLE_CLOUD_PROJECT: "p1",
+      GOOGLE_CLOUD_LOCATION: "europe-west4",
+    };
+    expect(geminiAuth(env)).toEqual({ vertexai: true, project: "p1", location: "europe-west4" });
+    expect(() => geminiAuth({ GOOGLE_GENAI_USE_VERTEXAI: "true" })).toThrow(/GOOGLE_CLOUD_PROJECT/);
   });
 });

@@ -1,9 +1,12 @@
 /**
  * Gemini through the real @google/genai client: JSON mode with the schema as `responseJsonSchema`, our own
  * retries (the SDK's are left off so the RetryInfo delay and the injected clock apply), a per-call timeout,
- * and blocked / empty / MAX_TOKENS replies as typed errors.
+ * and blocked / empty / MAX_TOKENS replies as typed errors. Temperature and thinking follow the model's family
+ * entry in models.yaml (Gemini 3: temperature 1.0 and a thinking level; 2.5: a thinking budget), with the
+ * thinking added to the output cap, since thinking tokens count against it. Keys and Vertex AI are read from
+ * the environment as the SDK reads them; HTTPS_PROXY is honoured.
  */
-import type { GoogleGenAI, GenerateContentResponse } from "@google/genai";
+import type { GoogleGenAI, GenerateContentResponse, ThinkingLevel } from "@google/genai";
 import {
   ModelError,
   systemClock,
@@ -11,7 +14,10 @@ import {
   type ModelErrorCode,
   type RawCompletion,
   type RawTurn,
+  type TokenUsage,
 } from "../core/index.js";
+import type { ModelFamily } from "./config.js";
+import { proxiedFetch } from "./proxy.js";
 import {
   DEFAULT_RETRY,
   TransientModelError,
@@ -37,10 +43,13 @@ export interface GeminiOptions {
   clock?: Clock;
   random?: () => number;
   env?: NodeJS.ProcessEnv;
+  /** The model's family entry (models.yaml families). */
+  family?: ModelFamily;
 }
 
 export const NO_GEMINI_KEY_MESSAGE =
-  "no Gemini API key: set GEMINI_API_KEY (get one at https://aistudio.google.com/apikey), or choose another " +
+  "no Gemini API key: set GEMINI_API_KEY or GOOGLE_API_KEY (get one at https://aistudio.google.com/apikey), " +
+  "or use Vertex AI (GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), or choose another " +
   "model with --model openai:<model> (an OpenAI-compatible server at OPENAI_BASE_URL, e.g. Ollama), " +
   "--model llama:<file.gguf> (a local model) or --model scripted:<file> (recorded replies)";
 
@@ -54,29 +63,33 @@ export class GeminiTransport implements Transport {
   readonly provider = "gemini";
   readonly model: string;
   private ai?: GoogleGenAI;
-  private readonly apiKey: string;
+  private readonly auth: GeminiAuth;
   private readonly baseUrl?: string;
   private readonly options: GeminiOptions;
   private readonly clock: Clock;
+  private readonly fetch?: typeof globalThis.fetch;
 
   constructor(options: GeminiOptions = {}) {
     const env = options.env ?? process.env;
-    const apiKey = options.apiKey ?? env.GEMINI_API_KEY;
-    if (!apiKey) throw new ModelError("MODEL_NO_KEY", NO_GEMINI_KEY_MESSAGE);
+    this.auth = geminiAuth(env, options.apiKey);
     const baseUrl = options.baseUrl ?? (env.GEMINI_BASE_URL || undefined);
     this.model = options.model || DEFAULT_GEMINI_MODEL;
     this.options = options;
     this.clock = options.clock ?? systemClock;
-    this.apiKey = apiKey;
     this.baseUrl = baseUrl;
+    this.fetch = proxiedFetch(env)?.fetch;
   }
 
   private async client(): Promise<GoogleGenAI> {
     const { GoogleGenAI } = await loadSdk();
+    const httpOptions = {
+      ...(this.baseUrl ? { baseUrl: this.baseUrl } : {}),
+      ...(this.fetch ? { fetch: this.fetch } : {}),
+    };
     // No SDK retryOptions: the SDK would retry on its own timer and hide RetryInfo from us.
     return (this.ai ??= new GoogleGenAI({
-      apiKey: this.apiKey,
-      ...(this.baseUrl ? { httpOptions: { baseUrl: this.baseUrl } } : {}),
+      ...this.auth,
+      ...(Object.keys(httpOptions).length ? { httpOptions } : {}),
     }));
   }
 
@@ -97,45 +110,137 @@ export class GeminiTransport implements Transport {
         signal: turn.signal,
       },
     );
-    return { ...value, retries };
+    return { ...value, retries: retries + (value.retries ?? 0) };
   }
 
   private async once(turn: RawTurn, signal: AbortSignal): Promise<RawCompletion> {
-    const temperature = turn.call?.temperature ?? this.options.temperature;
-    const maxTokens = turn.call?.max_output_tokens ?? this.options.max_output_tokens;
-    let res: GenerateContentResponse;
+    const config = geminiConfig(turn, this.options.family, this.options);
+    const first = await this.call(turn, config, signal);
+    const empty = emptyCutOff(first);
+    if (!empty || !config.maxOutputTokens) return readResponse(first, this.model);
+    // Thinking used the whole cap and left no answer: ask once more with twice the room; both are billed.
+    const again = await this.call(turn, { ...config, maxOutputTokens: config.maxOutputTokens * 2 }, signal);
+    try {
+      const out = readResponse(again, this.model);
+      return { ...out, usage: addUsage(empty, out.usage), retries: 1 };
+    } catch (e) {
+      if (e instanceof ModelOutputError) {
+        throw new ModelOutputError(e.code, e.message, {
+          raw: e.raw,
+          usage: addUsage(empty, e.usage),
+          attempts: 1,
+        });
+      }
+      throw e;
+    }
+  }
+
+  private async call(turn: RawTurn, config: GeminiConfig, signal: AbortSignal) {
     try {
       const ai = await this.client();
-      res = await ai.models.generateContent({
+      return await ai.models.generateContent({
         model: this.model,
         contents: [{ role: "user", parts: [{ text: turn.prompt }] }],
-        config: {
-          systemInstruction: turn.system,
-          responseMimeType: "application/json",
-          responseJsonSchema: turn.jsonSchema,
-          ...(temperature !== undefined ? { temperature } : {}),
-          ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
-          abortSignal: signal,
-        },
+        config: { ...config, abortSignal: signal },
       });
     } catch (e) {
       throw mapGeminiError(e, this.model, this.baseUrl);
     }
-    return readResponse(res, this.model);
   }
+}
+
+type GeminiConfig = {
+  systemInstruction: string;
+  responseMimeType: string;
+  responseJsonSchema: unknown;
+  temperature?: number;
+  maxOutputTokens?: number;
+  thinkingConfig?: { thinkingLevel?: ThinkingLevel; thinkingBudget?: number };
+};
+
+/**
+ * The generation config for one turn, from the model's family entry: its temperature wins over the role's;
+ * a thinking level or budget is sent, and the thinking's share is added to the cap so the answer keeps the
+ * room max_output_tokens gives it. Exported so tests can check it without a server.
+ */
+export function geminiConfig(
+  turn: RawTurn,
+  family: ModelFamily | undefined,
+  defaults: { temperature?: number; max_output_tokens?: number } = {},
+): GeminiConfig {
+  const temperature = family?.temperature ?? turn.call?.temperature ?? defaults.temperature;
+  const maxTokens = turn.call?.max_output_tokens ?? defaults.max_output_tokens;
+  const budget = family?.thinking_budget;
+  const thinkingRoom = budget !== undefined && budget > 0 ? budget : (family?.thinking_reserve ?? 0);
+  const thinkingConfig =
+    family?.thinking_level !== undefined
+      ? { thinkingLevel: family.thinking_level.toUpperCase() as ThinkingLevel }
+      : budget !== undefined
+        ? { thinkingBudget: budget }
+        : undefined;
+  return {
+    systemInstruction: turn.system,
+    responseMimeType: "application/json",
+    responseJsonSchema: turn.jsonSchema,
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(maxTokens ? { maxOutputTokens: maxTokens + thinkingRoom } : {}),
+    ...(thinkingConfig ? { thinkingConfig } : {}),
+  };
+}
+
+/** The usage of a reply cut off by MAX_TOKENS before any answer text (all thinking), else undefined. */
+function emptyCutOff(res: GenerateContentResponse): TokenUsage | undefined {
+  const cand = res.candidates?.[0];
+  if (cand?.finishReason !== "MAX_TOKENS") return undefined;
+  const text = (cand.content?.parts ?? [])
+    .filter((p) => !p.thought && p.text)
+    .map((p) => p.text)
+    .join("");
+  return text.trim() ? undefined : usageOf(res);
+}
+
+function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return { input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens };
+}
+
+type GeminiAuth = { apiKey?: string; vertexai?: boolean; project?: string; location?: string };
+
+/**
+ * Credentials as @google/genai reads them, from the injected environment: GOOGLE_API_KEY, else GEMINI_API_KEY;
+ * GOOGLE_GENAI_USE_VERTEXAI=true for Vertex AI, where GOOGLE_CLOUD_PROJECT/LOCATION (with Application Default
+ * Credentials) win over a key from the environment, and a key alone is Vertex AI express mode.
+ */
+export function geminiAuth(env: NodeJS.ProcessEnv, explicitKey?: string): GeminiAuth {
+  const envKey = env.GOOGLE_API_KEY || env.GEMINI_API_KEY || undefined;
+  const apiKey = explicitKey ?? envKey;
+  if (env.GOOGLE_GENAI_USE_VERTEXAI?.toLowerCase() === "true") {
+    const project = env.GOOGLE_CLOUD_PROJECT || undefined;
+    const location = env.GOOGLE_CLOUD_LOCATION || undefined;
+    if (explicitKey || !project) {
+      if (!apiKey) throw new ModelError("MODEL_NO_KEY", NO_GEMINI_KEY_MESSAGE);
+      return { vertexai: true, apiKey };
+    }
+    return { vertexai: true, project, location: location ?? "global" };
+  }
+  if (!apiKey) throw new ModelError("MODEL_NO_KEY", NO_GEMINI_KEY_MESSAGE);
+  return { apiKey };
 }
 
 /**
  * Text and usage from a response, or the typed error for a blocked, empty or cut-off one: a ModelOutputError
  * carrying the reply's usage and text, since the tokens are billed all the same.
  */
-export function readResponse(res: GenerateContentResponse, model: string): RawCompletion {
+function usageOf(res: GenerateContentResponse): TokenUsage {
   const meta = res.usageMetadata;
-  const usage = {
+  return {
     input_tokens: (meta?.promptTokenCount ?? 0) + (meta?.toolUsePromptTokenCount ?? 0),
     // Thinking tokens are billed as output.
     output_tokens: (meta?.candidatesTokenCount ?? 0) + (meta?.thoughtsTokenCount ?? 0),
   };
+}
+
+export function readResponse(res: GenerateContentResponse, model: string): RawCompletion {
+  const usage = usageOf(res);
   const cand = res.candidates?.[0];
   const text = (cand?.content?.parts ?? [])
     .filter((p) => typeof p.text === "string" && !p.thought)
@@ -184,7 +289,7 @@ export function mapGeminiError(e: unknown, model: string, baseUrl?: string): Mod
       return new TransientModelError("MODEL_HTTP", where, { cause: e, retryAfterMs: body.retryAfterMs });
     }
     if (e.status === 401 || e.status === 403 || /API[_ ]KEY/i.test(msg)) {
-      return new ModelError("MODEL_NO_KEY", `${where} — check GEMINI_API_KEY`, { cause: e });
+      return new ModelError("MODEL_NO_KEY", `${where} — check GEMINI_API_KEY / GOOGLE_API_KEY`, { cause: e });
     }
     return new ModelError("MODEL_HTTP", where, { cause: e });
   }
@@ -196,7 +301,9 @@ export function mapGeminiError(e: unknown, model: string, baseUrl?: string): Mod
     (err instanceof TypeError && /fetch failed/i.test(err.message)) ||
     typeof err?.cause?.code === "string"
   ) {
-    const at = baseUrl ? `GEMINI_BASE_URL (${baseUrl})` : "the network connection to the Gemini API";
+    const at = baseUrl
+      ? `GEMINI_BASE_URL (${baseUrl})`
+      : "the network connection to the Gemini API (and HTTPS_PROXY, if one is needed)";
     return connectionError(e, `gemini:${model}`, at);
   }
   return new ModelError("MODEL_HTTP", `gemini:${model}: ${err?.message ?? String(e)}`, { cause: e });

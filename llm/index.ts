@@ -41,10 +41,19 @@ export {
 export {
   GeminiTransport,
   DEFAULT_GEMINI_MODEL,
+  geminiAuth,
+  geminiConfig,
   NO_GEMINI_KEY_MESSAGE,
   type GeminiOptions,
 } from "./gemini.js";
-export { OpenAITransport, DEFAULT_OPENAI_BASE_URL, type OpenAIOptions } from "./openai.js";
+export {
+  OpenAITransport,
+  DEFAULT_OPENAI_BASE_URL,
+  buildChatRequest,
+  type OpenAIOptions,
+  type StructuredMode,
+} from "./openai.js";
+export { strictSchema, dropOptionalNulls } from "./strict-schema.js";
 export { LlamaTransport, grammarSchema, type LlamaOptions } from "./llama.js";
 export {
   ensureModelFile,
@@ -63,6 +72,8 @@ export {
 export { DEFAULT_RETRY, TransientModelError, withRetry, type RetryPolicy } from "./retry.js";
 export {
   ModelsFile,
+  ModelFamily,
+  familyOf,
   CallSettings,
   LocalModel,
   parseModelsConfig,

@@ -1,5 +1,6 @@
 /**
- * Local GGUF models through node-llama-cpp (CPU binding only), with the JSON schema enforced as a grammar:
+ * Local GGUF models through node-llama-cpp (its prebuilt binary for the machine: CUDA, Vulkan, Metal or CPU,
+ * on x64 and arm64), with the JSON schema enforced as a grammar:
  * even a model whose text is meaningless produces JSON of the right shape. Ranges and cross-field rules the
  * grammar cannot express are still checked by zod (and get the repair round) like every other provider.
  */
@@ -24,6 +25,8 @@ export interface LlamaOptions {
   context_size?: number;
   /** 0 = one less than the cores, at least 1 (oversubscribed threads make llama.cpp crawl). */
   threads?: number;
+  /** "auto" (default): the best prebuilt binary that loads here; false: CPU only; or one backend. */
+  gpu?: "auto" | "cuda" | "vulkan" | "metal" | false;
   download?: DownloadOptions;
 }
 
@@ -126,13 +129,15 @@ export class LlamaTransport implements Transport {
     const threads = this.options.threads || Math.max(1, availableParallelism() - 1);
     let llama: Llama;
     try {
-      // CPU only and never build from source: the slim install ships just the prebuilt CPU binding.
-      llama = await getLlama({ gpu: false, build: "never", logLevel: "error" as never, maxThreads: threads });
+      // Never build from source at run time: a prebuilt binary (GPU when one is usable, else CPU) or an error.
+      const gpu = this.options.gpu ?? "auto";
+      llama = await getLlama({ gpu, build: "never", logLevel: "error" as never, maxThreads: threads });
     } catch (e) {
       throw new ModelError(
         "MODEL_UNREACHABLE",
-        `llama: node-llama-cpp has no prebuilt CPU binding for ${process.platform}-${process.arch} ` +
-          `(${(e as Error).message}); use gemini or openai instead`,
+        `llama: node-llama-cpp has no usable prebuilt binary for ${process.platform}-${process.arch} ` +
+          `(gpu: ${String(this.options.gpu ?? "auto")}; ${(e as Error).message}); set llama.gpu: false in ` +
+          `models.yaml for CPU only, or use gemini or openai instead`,
         { cause: e },
       );
     }

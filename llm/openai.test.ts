@@ -3,12 +3,25 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ModelError, PerceptionSnapshot, modelJsonSchema } from "../core/index.js";
 import {
   FakeClock,
+  openAIRequestProblem,
   samplePerception,
   startFakeOpenAI,
   type FakeOpenAI,
   type FakeOpenAIHandler,
 } from "../testing/index.js";
-import { createProvider, ModelOutputError, type ProviderOptions } from "./index.js";
+import {
+  bundledModelsConfig,
+  createProvider,
+  ModelOutputError,
+  type ModelsFile,
+  type ProviderOptions,
+} from "./index.js";
+
+/** The bundled models.yaml with its family table replaced. */
+function withFamilies(families: Array<Partial<ModelsFile["families"][number]>>): ModelsFile {
+  const list = families.map((f) => ({ reasoning: false, ...f })) as ModelsFile["families"];
+  return { ...bundledModelsConfig(), families: list };
+}
 
 let fake: FakeOpenAI | undefined;
 afterEach(async () => {
@@ -75,14 +88,56 @@ describe("openai-compatible provider", () => {
     ]);
   });
 
-  it("falls back to json_object, with the schema in the prompt, on a server without structured outputs", async () => {
+  it("reports a 400 with the service's message and never retries in another mode", async () => {
     const { fake, provider } = await setup(() => ({ json: samplePerception() }), { jsonSchema: false });
+    const e = await provider.generate(perceive).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "MODEL_HTTP" });
+    expect((e as Error).message).toMatch(/HTTP 400: response_format type json_schema is not supported/);
+    expect((e as Error).message).toMatch(/structured: json_object/);
+    expect(fake.requests.map((r) => r.responseFormat)).toEqual(["json_schema"]);
+  });
+
+  it("sends json_object with the schema in the prompt when the model's family says so", async () => {
+    const { fake, provider } = await setup(() => ({ json: samplePerception() }), {
+      config: withFamilies([{ match: "^qwen", provider: "openai", structured: "json_object" }]),
+    });
     expect((await provider.generate(perceive)).value).toEqual(samplePerception());
-    expect((await provider.generate(perceive)).value).toEqual(samplePerception());
-    // The first call learns; the second goes straight to json_object.
-    expect(fake.requests.map((r) => r.responseFormat)).toEqual(["json_schema", "json_object", "json_object"]);
-    expect(fake.requests[1]!.systemText).toContain('"original_goal_achieved"');
-    expect(fake.requests[1]!.headers.authorization).toBeUndefined();
+    expect(fake.requests.map((r) => r.responseFormat)).toEqual(["json_object"]);
+    expect(fake.requests[0]!.systemText).toContain('"original_goal_achieved"');
+    expect(fake.requests[0]!.headers.authorization).toBe("Bearer no-key");
+  });
+
+  it("reasoning models get max_completion_tokens, no temperature, a developer message and a strict schema", async () => {
+    const { fake, provider } = await setup(() => ({ json: { ...samplePerception(), human_input: null } }), {
+      spec: "openai:gpt-5-mini",
+      temperature: 0.2,
+      max_output_tokens: 900,
+    });
+    const r = await provider.generate(perceive);
+    // The null strict mode made the model write for an optional field is gone before validation.
+    expect(r.value).toEqual(samplePerception());
+    const body = fake.requests[0]!.body;
+    expect(body).not.toHaveProperty("temperature");
+    expect(body).not.toHaveProperty("max_tokens");
+    expect(body.max_completion_tokens).toBe(900);
+    expect(body.messages![0]!.role).toBe("developer");
+    const rf = body.response_format!.json_schema as { strict: boolean; schema: Record<string, unknown> };
+    expect(rf.strict).toBe(true);
+    expect(rf.schema.additionalProperties).toBe(false);
+    expect(rf.schema.required).toEqual(Object.keys(rf.schema.properties as object));
+    expect(openAIRequestProblem(body)).toBeUndefined();
+  });
+
+  it("the fake answers like the real API: a reasoning model sent max_tokens is a 400 naming the field", async () => {
+    const { fake, provider } = await setup(() => ({ json: samplePerception() }), {
+      spec: "openai:o4-mini",
+      config: withFamilies([]),
+      max_output_tokens: 100,
+    });
+    const e = await provider.generate(perceive).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "MODEL_HTTP" });
+    expect((e as Error).message).toMatch(/'max_tokens' is not supported with this model/);
+    expect(fake.requests).toHaveLength(1);
   });
 
   it("uses the first model the server lists when none is named", async () => {
@@ -92,12 +147,41 @@ describe("openai-compatible provider", () => {
     expect(fake.requests[0]!.model).toBe("llama3.2:1b");
   });
 
-  it("honours retry-after on 429 and backs off on 503 (fake clock)", async () => {
-    const replies = [{ status: 429, retryAfter: "7" }, { status: 503 }, { status: 429, retryAfterMs: 250 }];
-    const { clock, provider } = await setup((req) => replies[req.n - 1] ?? { json: samplePerception() });
+  it("the SDK retries 429 and 503, honouring retry-after-ms; the tries are counted", async () => {
+    const replies = [
+      { status: 429, retryAfterMs: 5 },
+      { status: 503, retryAfterMs: 5 },
+    ];
+    const { fake, provider } = await setup((req) => replies[req.n - 1] ?? { json: samplePerception() });
     const r = await provider.generate(perceive);
-    expect(r.retries).toBe(3);
-    expect(clock.sleeps).toEqual([7000, 1500, 250]);
+    expect(r.retries).toBe(2);
+    expect(fake.requests.map((q) => q.headers["x-stainless-retry-count"])).toEqual(["0", "1", "2"]);
+  });
+
+  it("does not wait for a Retry-After longer than max_server_delay_ms: the 429 is reported at once", async () => {
+    const { fake, provider } = await setup(() => ({ status: 429, retryAfter: "3600" }));
+    const e = await provider.generate(perceive).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "MODEL_RATE_LIMITED", retryable: true });
+    expect((e as Error).message).toMatch(/retry in 3600 s, more than the 120 s/);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("stops after max_retries with the last error's code", async () => {
+    const { fake, provider } = await setup(() => ({ status: 429, retryAfterMs: 1 }), {
+      retry: { max_retries: 2, base_delay_ms: 1, max_delay_ms: 1, max_server_delay_ms: 1000 },
+    });
+    const e = await provider.generate(perceive).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "MODEL_RATE_LIMITED" });
+    expect((e as Error).message).toMatch(/gave up after 3 tries/);
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it("times out a call that does not answer in time (MODEL_TIMEOUT)", async () => {
+    const { provider } = await setup(() => ({ delayMs: 10_000, json: samplePerception() }), {
+      timeout_ms: 150,
+      retry: { max_retries: 0, base_delay_ms: 1, max_delay_ms: 1, max_server_delay_ms: 1 },
+    });
+    await expect(provider.generate(perceive)).rejects.toMatchObject({ code: "MODEL_TIMEOUT" });
   });
 
   it("turns length, refusal and empty replies into typed errors, and repairs prose-wrapped JSON", async () => {
@@ -162,21 +246,24 @@ describe("openai-compatible provider", () => {
     const url = fake!.url;
     await fake!.close();
     fake = undefined;
-    const clock = new FakeClock();
-    const p = createProvider("openai:m", { env: { OPENAI_BASE_URL: url }, clock });
-    await expect(p.generate(perceive)).rejects.toMatchObject({ code: "MODEL_UNREACHABLE", exitCode: 3 });
-    expect(clock.sleeps).toHaveLength(4);
-  });
-
-  it("does not retry a host name that does not resolve (offline: the answer comes at once)", async () => {
-    const clock = new FakeClock();
-    const p = createProvider("openai:m", { env: { OPENAI_BASE_URL: "http://models.invalid/v1" }, clock });
+    const retry = { max_retries: 1, base_delay_ms: 1, max_delay_ms: 1, max_server_delay_ms: 1 };
+    const p = createProvider("openai:m", { env: { OPENAI_BASE_URL: url }, retry });
     await expect(p.generate(perceive)).rejects.toMatchObject({
       code: "MODEL_UNREACHABLE",
       exitCode: 3,
+      message: expect.stringMatching(/ECONNREFUSED.*gave up after 2 tries/),
+    });
+  });
+
+  it("does not retry a host name that does not resolve (offline: the answer comes at once)", async () => {
+    const p = createProvider("openai:m", { env: { OPENAI_BASE_URL: "http://models.invalid/v1" } });
+    const e = await p.generate(perceive).catch((x: unknown) => x);
+    expect(e).toMatchObject({
+      code: "MODEL_UNREACHABLE",
+      exitCode: 3,
+      retryable: false,
       message: expect.stringMatching(/cannot connect \((ENOTFOUND|EAI_AGAIN)\); check OPENAI_BASE_URL/),
     });
-    expect(clock.sleeps).toHaveLength(0);
   });
 
   it("needs OPENAI_API_KEY only for api.openai.com", () => {

@@ -1,29 +1,26 @@
 /**
- * Any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, LM Studio, llama.cpp server):
- * `response_format: json_schema` where the server supports it, `json_object` (schema in the prompt)
- * where it does not. Retries honour `retry-after-ms` / `retry-after`; a per-call timeout.
+ * Any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM, LM Studio, llama.cpp server) through the
+ * official `openai` client. The request follows the model's family entry in models.yaml, chosen before the call:
+ * reasoning models get `max_completion_tokens` and no sampling parameters; structured output is strict JSON
+ * schema, the schema as guidance, JSON mode or the prompt only. A 400 is reported with the service's message and
+ * never retried in another mode. Retries, Retry-After and timeouts are the SDK's; this file maps what it
+ * finally throws onto pda's error codes.
  */
-import {
-  ModelError,
-  systemClock,
-  type Clock,
-  type ModelErrorCode,
-  type RawCompletion,
-  type RawTurn,
-} from "../core/index.js";
-import {
-  DEFAULT_RETRY,
-  TransientModelError,
-  connectionError,
-  withRetry,
-  withTimeout,
-  type RetryPolicy,
-} from "./retry.js";
+import type OpenAI from "openai";
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+} from "openai/resources/chat/completions";
+import { ModelError, type ModelErrorCode, type RawCompletion, type RawTurn } from "../core/index.js";
+import type { ModelFamily } from "./config.js";
+import { proxiedFetch } from "./proxy.js";
+import { DEFAULT_RETRY, connectionError, type RetryPolicy } from "./retry.js";
+import { dropOptionalNulls, strictSchema } from "./strict-schema.js";
 import { ModelOutputError, type Transport } from "./structured.js";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 
-export type JsonSchemaMode = "auto" | "always" | "never";
+export type StructuredMode = "strict" | "json_schema" | "json_object" | "prompt";
 
 export interface OpenAIOptions {
   /** Model id; empty → OPENAI_MODEL, else the first model the server lists at GET /models. */
@@ -33,21 +30,20 @@ export interface OpenAIOptions {
   temperature?: number;
   max_output_tokens?: number;
   timeout_ms?: number;
+  /** max_retries and max_server_delay_ms apply; the SDK does the backoff. */
   retry?: RetryPolicy;
-  json_schema?: JsonSchemaMode;
-  clock?: Clock;
-  random?: () => number;
+  /** The family entry of a model id (models.yaml families); the model may be learned on the first call. */
+  familyOf?: (model: string) => ModelFamily | undefined;
+  /** The mode for a model no family entry names (models.yaml openai.structured). */
+  structured?: StructuredMode;
   env?: NodeJS.ProcessEnv;
 }
 
-interface ChatCompletion {
-  model?: string;
-  choices?: Array<{
-    message?: { content?: string | null; refusal?: string | null };
-    finish_reason?: string | null;
-  }>;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
-}
+/** Error codes of a name that does not resolve: failing at once beats a minute of retries when offline. */
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL"]);
+
+/** The SDK, imported on the first call: most commands never call a model. */
+let sdk: typeof import("openai") | undefined;
 
 export class OpenAITransport implements Transport {
   readonly provider = "openai";
@@ -55,9 +51,8 @@ export class OpenAITransport implements Transport {
   private modelId: string;
   private readonly apiKey?: string;
   private readonly options: OpenAIOptions;
-  private readonly clock: Clock;
-  /** Learned on the first call in `auto` mode: does this server take response_format json_schema? */
-  private schemaSupported: boolean | undefined;
+  private readonly fetch: typeof globalThis.fetch;
+  private ai?: OpenAI;
 
   constructor(options: OpenAIOptions = {}) {
     const env = options.env ?? process.env;
@@ -72,114 +67,44 @@ export class OpenAITransport implements Transport {
       );
     }
     this.options = options;
-    this.clock = options.clock ?? systemClock;
-    const mode = options.json_schema ?? "auto";
-    this.schemaSupported = mode === "always" ? true : mode === "never" ? false : undefined;
+    this.fetch = proxiedFetch(env)?.fetch ?? globalThis.fetch;
   }
 
   get model(): string {
     return this.modelId || "auto";
   }
 
+  private async client(): Promise<OpenAI> {
+    sdk ??= await import("openai");
+    // Local servers need no key, but the SDK insists on one; it is sent only as a bearer token.
+    return (this.ai ??= new sdk.OpenAI({
+      apiKey: this.apiKey ?? "no-key",
+      baseURL: this.baseUrl,
+      maxRetries: (this.options.retry ?? DEFAULT_RETRY).max_retries,
+    }));
+  }
+
   async complete(turn: RawTurn): Promise<RawCompletion> {
-    const timeoutMs = turn.call?.timeout_ms ?? this.options.timeout_ms ?? 60_000;
-    const ctx = {
-      clock: this.clock,
-      policy: this.options.retry ?? DEFAULT_RETRY,
-      random: this.options.random,
-      signal: turn.signal,
-    };
-    let retries = 0;
-    if (!this.modelId) {
-      const listed = await withRetry(
-        () => withTimeout(timeoutMs, turn.signal, (s) => this.firstModel(s), `openai ${this.baseUrl}/models`),
-        ctx,
-      );
-      this.modelId = listed.value;
-      retries += listed.retries;
-    }
-    const { value, retries: r } = await withRetry(
-      () =>
-        withTimeout(timeoutMs, turn.signal, (s) => this.once(turn, s), `openai:${this.model} (${turn.role})`),
-      ctx,
-    );
-    return { ...value, retries: retries + r };
-  }
-
-  private async once(turn: RawTurn, signal: AbortSignal): Promise<RawCompletion> {
-    if (this.schemaSupported !== false) {
-      const res = await this.post(this.body(turn, true), signal);
-      if (res.ok) {
-        this.schemaSupported = true;
-        return this.read((await res.json()) as ChatCompletion);
-      }
-      const text = await res.text();
-      // A server without structured outputs says so with a 400/422 (or 404/501 for the feature); fall back once.
-      if (this.schemaSupported === undefined && [400, 404, 415, 422, 501].includes(res.status)) {
-        this.schemaSupported = false;
-      } else {
-        throw this.httpError(res, text);
-      }
-    }
-    const res = await this.post(this.body(turn, false), signal);
-    if (!res.ok) throw this.httpError(res, await res.text());
-    return this.read((await res.json()) as ChatCompletion);
-  }
-
-  private body(turn: RawTurn, withSchema: boolean): Record<string, unknown> {
-    // json_object mode needs the schema (and the word JSON) in the messages.
-    const system = withSchema
-      ? turn.system
-      : `${turn.system}\n\nReply with one JSON object that satisfies this JSON Schema:\n${JSON.stringify(turn.jsonSchema)}`;
-    const temperature = turn.call?.temperature ?? this.options.temperature;
-    const maxTokens = turn.call?.max_output_tokens ?? this.options.max_output_tokens;
-    return {
-      model: this.modelId,
-      messages: [
-        { role: "system", content: system },
-        { role: "user", content: turn.prompt },
-      ],
-      ...(temperature !== undefined ? { temperature } : {}),
-      ...(maxTokens ? { max_tokens: maxTokens } : {}),
-      response_format: withSchema
-        ? {
-            type: "json_schema",
-            json_schema: { name: safeName(turn.schemaName), schema: turn.jsonSchema, strict: false },
-          }
-        : { type: "json_object" },
-    };
-  }
-
-  private async post(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const timeout = turn.call?.timeout_ms ?? this.options.timeout_ms ?? 60_000;
+    const call = new CallWatch(this.fetch, this.options.retry ?? DEFAULT_RETRY, turn.signal);
+    const ai = (await this.client()).withOptions({ fetch: call.fetch });
+    const opts = { signal: call.signal, timeout };
     try {
-      return await fetch(`${this.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: this.headers(),
-        body: JSON.stringify(body),
-        signal,
-      });
+      if (!this.modelId) this.modelId = await this.firstModel(ai, opts);
+      const family = this.options.familyOf?.(this.modelId);
+      const mode = family?.structured ?? this.options.structured ?? "json_schema";
+      const { body, strict } = buildChatRequest(turn, this.modelId, family, mode, this.options);
+      const res = await ai.chat.completions.create(body, opts);
+      const out = this.read(res, strict ? turn.jsonSchema : undefined);
+      return { ...out, retries: call.retries };
     } catch (e) {
-      throw this.networkError(e);
+      throw this.mapError(e, call, timeout);
     }
   }
 
-  private headers(): Record<string, string> {
-    return {
-      "content-type": "application/json",
-      ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-    };
-  }
-
-  private async firstModel(signal: AbortSignal): Promise<string> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.baseUrl}/models`, { headers: this.headers(), signal });
-    } catch (e) {
-      throw this.networkError(e);
-    }
-    if (!res.ok) throw this.httpError(res, await res.text());
-    const list = (await res.json()) as { data?: Array<{ id?: string }> };
-    const id = list.data?.find((m) => m.id)?.id;
+  private async firstModel(ai: OpenAI, opts: { signal: AbortSignal; timeout: number }): Promise<string> {
+    const page = await ai.models.list(opts);
+    const id = page.data.find((m) => m.id)?.id;
     if (!id) {
       throw new ModelError(
         "MODEL_UNREACHABLE",
@@ -190,13 +115,14 @@ export class OpenAITransport implements Transport {
   }
 
   /** Text and usage from a reply; a cut-off, refused or empty one is a ModelOutputError carrying its usage. */
-  private read(body: ChatCompletion): RawCompletion {
+  private read(body: ChatCompletion, strictOf?: Record<string, unknown>): RawCompletion {
     const usage = {
       input_tokens: body.usage?.prompt_tokens ?? 0,
+      // Reasoning tokens are part of completion_tokens (and billed as output).
       output_tokens: body.usage?.completion_tokens ?? 0,
     };
     const choice = body.choices?.[0];
-    const text = choice?.message?.content ?? "";
+    let text = choice?.message?.content ?? "";
     const where = `openai:${this.model}`;
     const fail = (code: ModelErrorCode, message: string) =>
       new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
@@ -213,43 +139,176 @@ export class OpenAITransport implements Transport {
       throw fail("MODEL_BLOCKED", `${where} stopped its answer (finish_reason content_filter)`);
     }
     if (!text.trim()) throw fail("MODEL_EMPTY", `${where} returned an empty answer`);
+    if (strictOf) text = undoStrictNulls(text, strictOf);
     return { text, usage };
   }
 
-  private httpError(res: Response, text: string): ModelError {
-    let message = text.slice(0, 500);
-    try {
-      const body = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-      message =
-        (typeof body.error === "string" ? body.error : body.error?.message) ?? body.message ?? message;
-    } catch {
-      // not JSON: keep the text
+  private mapError(e: unknown, call: CallWatch, timeoutMs: number): ModelError {
+    if (e instanceof ModelError) return e;
+    const where = `openai:${this.model} at ${this.baseUrl}`;
+    const tries = call.attempts > 1 ? ` (gave up after ${call.attempts} tries)` : "";
+    const check = "OPENAI_BASE_URL (is the server running?)";
+    if (call.dnsError) return connectionError(call.dnsError, `openai at ${this.baseUrl}`, check);
+    if (!sdk) return new ModelError("MODEL_HTTP", `${where}: ${String(e)}`, { cause: e });
+    if (e instanceof sdk.APIUserAbortError) {
+      return new ModelError("MODEL_ABORTED", `${where}: aborted`, { cause: e });
     }
-    const where = `openai:${this.model} at ${this.baseUrl}: HTTP ${res.status}: ${message}`;
-    if (res.status === 429 || res.status === 408 || res.status >= 500) {
-      return new TransientModelError(res.status === 429 ? "MODEL_RATE_LIMITED" : "MODEL_HTTP", where, {
-        retryAfterMs: retryAfter(res.headers),
+    if (e instanceof sdk.APIConnectionTimeoutError) {
+      return new ModelError("MODEL_TIMEOUT", `${where}: no reply within ${timeoutMs} ms${tries}`, {
+        cause: e,
+        retryable: true,
       });
     }
-    if (res.status === 401 || res.status === 403) {
-      return new ModelError("MODEL_NO_KEY", `${where} — check OPENAI_API_KEY`);
+    if (e instanceof sdk.APIConnectionError) {
+      const err = connectionError(e.cause ?? e, `openai at ${this.baseUrl}`, check);
+      return new ModelError(err.code, `${err.message}${tries}`, { cause: e, retryable: true });
     }
-    return new ModelError("MODEL_HTTP", where);
-  }
-
-  private networkError(e: unknown): ModelError {
-    return connectionError(e, `openai at ${this.baseUrl}`, "OPENAI_BASE_URL (is the server running?)");
+    if (e instanceof sdk.APIError && typeof e.status === "number") {
+      const body = e.error as { message?: string } | string | undefined;
+      const message = (typeof body === "string" ? body : body?.message) ?? e.message;
+      const said = `${where}: HTTP ${e.status}: ${message}`;
+      if (e.status === 429 || e.status === 408 || e.status >= 500) {
+        const waited = call.refusedDelayMs;
+        const why =
+          waited !== undefined
+            ? ` (the server asks to retry in ${Math.round(waited / 1000)} s, more than the ` +
+              `${Math.round(call.policy.max_server_delay_ms / 1000)} s this call may wait)`
+            : tries;
+        return new ModelError(e.status === 429 ? "MODEL_RATE_LIMITED" : "MODEL_HTTP", `${said}${why}`, {
+          cause: e,
+          retryable: true,
+        });
+      }
+      if (e.status === 401 || e.status === 403) {
+        return new ModelError("MODEL_NO_KEY", `${said} — check OPENAI_API_KEY`, { cause: e });
+      }
+      const hint =
+        e.status === 400 && /response_format|json_schema|schema/i.test(message)
+          ? ` — models.yaml: give this model a families entry with structured: json_object (or prompt)`
+          : "";
+      return new ModelError("MODEL_HTTP", `${said}${hint}`, { cause: e });
+    }
+    return new ModelError("MODEL_HTTP", `${where}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
   }
 }
 
-/** `retry-after-ms` (OpenAI) or `retry-after` in seconds or as an HTTP date. */
-function retryAfter(headers: Headers): number | undefined {
+/**
+ * The chat-completions body for one turn, from the model's family entry. Exported so tests can check it
+ * against the API's published rules without a server.
+ */
+export function buildChatRequest(
+  turn: RawTurn,
+  model: string,
+  family: ModelFamily | undefined,
+  mode: StructuredMode,
+  defaults: { temperature?: number; max_output_tokens?: number } = {},
+): { body: ChatCompletionCreateParamsNonStreaming; strict: boolean } {
+  const strict = mode === "strict" ? strictSchema(turn.jsonSchema) : undefined;
+  // A schema strict mode cannot express (a free-form record) is sent as guidance: still a JSON schema.
+  const effective: StructuredMode = mode === "strict" && !strict ? "json_schema" : mode;
+  const inPrompt = effective === "json_object" || effective === "prompt";
+  // JSON mode needs the word JSON in the messages; the prompt-only mode has nothing else to go on.
+  const system = inPrompt
+    ? `${turn.system}\n\nReply with one JSON object that satisfies this JSON Schema:\n${JSON.stringify(turn.jsonSchema)}`
+    : turn.system;
+  const temperature = family?.temperature ?? turn.call?.temperature ?? defaults.temperature;
+  const maxTokens = turn.call?.max_output_tokens ?? defaults.max_output_tokens;
+  const reasoning = family?.reasoning ?? false;
+  const capField = family?.max_tokens_field ?? (reasoning ? "max_completion_tokens" : "max_tokens");
+  const body: ChatCompletionCreateParamsNonStreaming = {
+    model,
+    messages: [
+      // Reasoning models take the system prompt as a developer message.
+      { role: reasoning ? "developer" : "system", content: system },
+      { role: "user", content: turn.prompt },
+    ],
+    ...(!reasoning && temperature !== undefined ? { temperature } : {}),
+    ...(maxTokens ? { [capField]: maxTokens } : {}),
+    ...(reasoning && family?.reasoning_effort ? { reasoning_effort: family.reasoning_effort } : {}),
+  };
+  if (effective === "strict" || effective === "json_schema") {
+    body.response_format = {
+      type: "json_schema",
+      json_schema: {
+        name: safeName(turn.schemaName),
+        schema: strict ?? turn.jsonSchema,
+        strict: effective === "strict",
+      },
+    };
+  } else if (effective === "json_object") {
+    body.response_format = { type: "json_object" };
+  }
+  return { body, strict: effective === "strict" };
+}
+
+/** The reply of a strict call with the nulls of optional fields removed (left as is when not JSON). */
+function undoStrictNulls(text: string, schema: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(dropOptionalNulls(JSON.parse(text), schema));
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * What one call's fetches did, seen from under the SDK: the tries it made, a DNS failure (ended at once: the
+ * SDK would retry it), and a Retry-After longer than the policy allows (the SDK is told not to retry).
+ */
+class CallWatch {
+  attempts = 0;
+  dnsError?: unknown;
+  refusedDelayMs?: number;
+  readonly signal: AbortSignal;
+  private readonly ctrl = new AbortController();
+
+  constructor(
+    private readonly base: typeof globalThis.fetch,
+    readonly policy: RetryPolicy,
+    outer?: AbortSignal,
+  ) {
+    this.signal = outer ? AbortSignal.any([outer, this.ctrl.signal]) : this.ctrl.signal;
+  }
+
+  get retries(): number {
+    return Math.max(0, this.attempts - 1);
+  }
+
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    this.attempts++;
+    let res: Response;
+    try {
+      res = await this.base(input, init);
+    } catch (e) {
+      const code = (e as { cause?: { code?: string } })?.cause?.code;
+      if (code && DNS_CODES.has(code)) {
+        this.dnsError = e;
+        this.ctrl.abort();
+      }
+      throw e;
+    }
+    const delay = retryAfterMs(res.headers);
+    if (
+      (res.status === 429 || res.status >= 500) &&
+      delay !== undefined &&
+      delay > this.policy.max_server_delay_ms
+    ) {
+      this.refusedDelayMs = delay;
+      const headers = new Headers(res.headers);
+      headers.set("x-should-retry", "false");
+      return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+    }
+    return res;
+  };
+}
+
+/** `retry-after-ms` (OpenAI) or `retry-after` in seconds or as an HTTP date, as the SDK reads them. */
+function retryAfterMs(headers: Headers): number | undefined {
   const ms = Number(headers.get("retry-after-ms"));
-  if (Number.isFinite(ms) && ms > 0) return ms;
+  if (headers.get("retry-after-ms") && Number.isFinite(ms)) return ms;
   const v = headers.get("retry-after");
   if (!v) return undefined;
   const s = Number(v);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
+  if (Number.isFinite(s)) return s * 1000;
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }

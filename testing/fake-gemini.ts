@@ -25,6 +25,27 @@ export interface FakeGeminiRequest {
   /** 1-based position of this request on this server. */
   n: number;
   headers: Record<string, string | string[] | undefined>;
+  /** The request path, e.g. /v1beta/models/gemini-flash-latest:generateContent. */
+  path: string;
+}
+
+/**
+ * The generationConfig rules the Gemini API publishes for thinking, with the API's 400 messages: a level or a
+ * budget, not both; a level only on Gemini 3; Gemini 2.5 Pro cannot turn thinking off.
+ */
+export function geminiRequestProblem(model: string, gc: Record<string, unknown>): string | undefined {
+  const thinking = gc.thinkingConfig as { thinkingLevel?: string; thinkingBudget?: number } | undefined;
+  if (!thinking) return undefined;
+  if (thinking.thinkingLevel !== undefined && thinking.thinkingBudget !== undefined) {
+    return "You can only set only one of thinking budget and thinking level.";
+  }
+  if (thinking.thinkingLevel !== undefined && /^gemini-2/.test(model)) {
+    return "Thinking level is not supported for this model.";
+  }
+  if (thinking.thinkingBudget === 0 && /^gemini-2\.5-pro/.test(model)) {
+    return "Budget 0 is invalid. This model only works in thinking mode.";
+  }
+  return undefined;
 }
 
 export interface GeminiRequestBody {
@@ -97,7 +118,11 @@ export async function startFakeGemini(options: { handler: FakeGeminiHandler }): 
   });
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
-    const m = /^\/v1beta\/models\/([^/:]+):generateContent(?:\?.*)?$/.exec(req.url ?? "");
+    // The Gemini API path, or Vertex AI's (with a project and location, or express mode with a key).
+    const m =
+      /^\/(?:v1beta|v1beta1|v1)\/(?:projects\/[^/]+\/locations\/[^/]+\/)?(?:publishers\/google\/)?models\/([^/:]+):generateContent(?:\?.*)?$/.exec(
+        req.url ?? "",
+      );
     const text = await readBody(req);
     if (req.method !== "POST" || !m) {
       return sendJson(res, 404, {
@@ -127,8 +152,13 @@ export async function startFakeGemini(options: { handler: FakeGeminiHandler }): 
       role: ROLE_KEYS.find(([, k]) => k && k === keysOf(schema))?.[0],
       n: requests.length + 1,
       headers: req.headers,
+      path: req.url ?? "",
     };
     requests.push(record);
+    const problem = geminiRequestProblem(record.model, gc);
+    if (problem) {
+      return sendJson(res, 400, { error: { code: 400, message: problem, status: "INVALID_ARGUMENT" } });
+    }
     const reply = await options.handler(record);
     if (reply.delayMs) {
       await new Promise<void>((resolve) => {

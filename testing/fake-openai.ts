@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readBody, sendJson } from "./http.js";
+import { openAIRequestProblem } from "./openai-rules.js";
 
 export interface FakeOpenAIRequest {
   model: string;
@@ -60,6 +61,7 @@ export async function startFakeOpenAI(options: {
       const data = (options.models ?? ["fake-model"]).map((id) => ({
         id,
         object: "model",
+        created: 1686935002,
         owned_by: "fake",
       }));
       return sendJson(res, 200, { object: "list", data });
@@ -73,7 +75,7 @@ export async function startFakeOpenAI(options: {
       model: body.model ?? "",
       body,
       systemText: messages
-        .filter((m) => m.role === "system")
+        .filter((m) => m.role === "system" || m.role === "developer")
         .map((m) => m.content)
         .join("\n"),
       userText: messages
@@ -85,6 +87,8 @@ export async function startFakeOpenAI(options: {
       headers: req.headers,
     };
     requests.push(record);
+    const problem = openAIRequestProblem(body);
+    if (problem) return sendError(res, 400, problem, "invalid_request_error");
     if (options.jsonSchema === false && record.responseFormat === "json_schema") {
       return sendError(
         res,
@@ -123,12 +127,30 @@ export async function startFakeOpenAI(options: {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content, refusal: "refusal" in reply ? reply.refusal : null },
+          message: {
+            role: "assistant",
+            content,
+            refusal: "refusal" in reply ? reply.refusal : null,
+            annotations: [],
+          },
           logprobs: null,
           finish_reason: "refusal" in reply ? "stop" : (reply.finishReason ?? "stop"),
         },
       ],
-      usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+      usage: {
+        prompt_tokens: input,
+        completion_tokens: output,
+        total_tokens: input + output,
+        prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+        completion_tokens_details: {
+          reasoning_tokens: 0,
+          audio_tokens: 0,
+          accepted_prediction_tokens: 0,
+          rejected_prediction_tokens: 0,
+        },
+      },
+      service_tier: "default",
+      system_fingerprint: "fp_fake",
     });
   }
 

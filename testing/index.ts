@@ -3,3 +3,4 @@ export * from "./fake-gemini.js";
 export * from "./clock.js";
 export * from "./values.js";
 export * from "./fake-openai.js";
+export * from "./openai-rules.js";
