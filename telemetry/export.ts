@@ -9,7 +9,10 @@ import type { StoredSessions } from "./types.js";
 
 const ms = (iso: string) => Date.parse(iso);
 
-/** A write at a time; `rank` orders writes made in the same millisecond: a step opens, then closes, then calls. */
+/**
+ * A write at a time; `rank` orders writes made in the same millisecond: a step opens, the perception that
+ * judges it, the step closes, then other calls.
+ */
 interface Write {
   at: number;
   rank: number;
@@ -60,7 +63,9 @@ export function exportStored(
     }
   }
   for (const call of store.llmCalls(id)) {
-    add(ms(call.started_at), 2, () => w.llmCall(id, call));
+    // Judging a step's result is part of the step (live, the step is still open then): in the millisecond
+    // the step ends, a perception call goes before the end, any other call after it.
+    add(ms(call.started_at), call.role === "perception" ? 0.5 : 2, () => w.llmCall(id, call));
     last = Math.max(last, ms(call.started_at) + call.latency_ms);
   }
   writes.sort((a, b) => a.at - b.at || a.rank - b.rank);

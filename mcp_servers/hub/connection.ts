@@ -2,8 +2,8 @@
  * One configured server: its transport, its MCP client session, its tools and its state. Connects
  * lazily again after a crash (restart on next use, with backoff); never replays a call.
  */
-import { existsSync } from "node:fs";
-import { basename } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { basename, isAbsolute } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -54,6 +54,14 @@ export type ElicitationHandler = (
   server: string,
   request: ElicitRequest["params"],
 ) => Promise<ElicitResult & { reason?: string }>;
+
+function isDirectory(arg: string): boolean {
+  try {
+    return isAbsolute(arg) && statSync(arg).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 /** A folder path or URI as an MCP root (file:// URI, named by its last part). */
 export function toRoot(pathOrUri: string): Root {
@@ -152,14 +160,25 @@ export class ServerConnection {
     });
   }
 
-  /** What this server is told it may work in: its config's roots, else the hub's. */
+  /**
+   * What this server is told it may work in: its config's roots; else the folders its command line names (a
+   * server such as server-filesystem replaces those with the client's roots, so they must be the roots);
+   * else the hub's.
+   */
   roots(): Root[] {
-    return this.config.roots ? this.config.roots.map(toRoot) : this.deps.roots();
+    const own = this.ownRoots();
+    return own ? own.map(toRoot) : this.deps.roots();
+  }
+
+  private ownRoots(): string[] | undefined {
+    if (this.config.roots) return this.config.roots;
+    const named = this.config.command ? this.config.args.filter(isDirectory) : [];
+    return named.length > 0 ? named : undefined;
   }
 
   /** The hub's roots changed: a live server that follows them is told (it asks roots/list again). */
   rootsChanged(): void {
-    if (this.config.roots || this.state !== "ready" || !this.client) return;
+    if (this.ownRoots() || this.state !== "ready" || !this.client) return;
     void this.client.sendRootsListChanged().catch(() => {});
   }
 

@@ -58,6 +58,18 @@ describe("roots", () => {
     }
   });
 
+  it("a folder on a server's command line is its root (server-filesystem would otherwise lose it)", async () => {
+    const server = filesystem();
+    const hub = await MultiMCP.start({ servers: [{ ...server, args: [...server.args, b] }] }, { roots: [a] });
+    try {
+      const got = await allowed(hub, b);
+      expect(got).toContain(b);
+      expect(got).not.toContain(a);
+    } finally {
+      await hub.close();
+    }
+  });
+
   it("a server's own roots in the config win over the hub's and stay when the hub's change", async () => {
     const hub = await MultiMCP.start({ servers: [filesystem({ roots: [b] })] }, { roots: [a] });
     try {
