@@ -15,9 +15,10 @@ import {
   LlmCallRecord,
   PACKAGE_ROOT,
   PdaError,
+  StoreError,
   errorMessage,
 } from "../core/index.js";
-import { ToolCallRow } from "../memory/index.js";
+import { ToolCallRow, type SessionStore } from "../memory/index.js";
 import { ItemOutcome, QueryItem } from "./schemas.js";
 
 /** The one BullMQ queue every run's jobs go to (workers serve all runs; job ids carry the run). */
@@ -157,4 +158,15 @@ export async function connectRedis(url: string, timeoutMs = 4000): Promise<Redis
     probe.disconnect();
   }
   return new Redis(options);
+}
+
+/** Whether the store holds a session of this id (a worker's or an adopted one). */
+export function storeHas(store: Pick<SessionStore, "resolveId">, id: string): boolean {
+  try {
+    store.resolveId(id);
+    return true;
+  } catch (e) {
+    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return false;
+    throw e;
+  }
 }

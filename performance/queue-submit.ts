@@ -6,7 +6,7 @@
  * re-attached by `--resume`, which enqueues nothing twice (the job ids are the run's row ids).
  */
 import { Job, Queue, QueueEvents } from "bullmq";
-import { ConfigError, PdaError, StoreError, errorMessage } from "../core/index.js";
+import { ConfigError, PdaError, errorMessage } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { RunLedger } from "./ledger.js";
 import { buildOutcome } from "./outcome.js";
@@ -19,6 +19,7 @@ import {
   jobId,
   type JobPayload,
   type JobSetup,
+  storeHas,
 } from "./queue-job.js";
 import type { ItemOutcome, QueryItem } from "./schemas.js";
 import type { BatchDeps, BatchOptions, BatchResult } from "./types.js";
@@ -244,7 +245,7 @@ export function adoptResult(
   store.db
     .transaction(() => {
       const session = result?.session ?? null;
-      if (session && !known(store, session.session_id)) {
+      if (session && !storeHas(store, session.session_id)) {
         store.startSession(session);
         store.finishSession(session);
         for (const c of result!.tool_calls) store.recordToolCall(session.session_id, c.step_index, c);
@@ -261,16 +262,6 @@ export function adoptResult(
       });
     })
     .immediate();
-}
-
-function known(store: SessionStore, id: string): boolean {
-  try {
-    store.resolveId(id);
-    return true;
-  } catch (e) {
-    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return false;
-    throw e;
-  }
 }
 
 function failedRow(item: QueryItem, reason: string, finishedAt: string): ItemOutcome {

@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { NO_MEMORY } from "../agent/index.js";
 import type { Profile } from "../config/index.js";
-import { StoreError, errorMessage, newId, systemClock, type Clock } from "../core/index.js";
+import { errorMessage, newId, systemClock, type Clock } from "../core/index.js";
 import type { HumanChannel } from "../hil/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { LimiterRegistry, type LimiterOptions } from "./limiter.js";
@@ -23,6 +23,7 @@ import {
   connectRedis,
   setupDifference,
   type JobSetup,
+  storeHas,
 } from "./queue-job.js";
 import type { BatchDeps, BatchEvent, BatchModels, RetryOptions } from "./types.js";
 
@@ -125,7 +126,7 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
       outcome: r.outcome,
       session: sessionOf(deps.store, sessionId),
       tool_calls: deps.store.toolCalls({ session_id: sessionId, limit: 1_000_000 }),
-      llm_calls: hasSession(deps.store, sessionId) ? deps.store.llmCalls(sessionId) : [],
+      llm_calls: storeHas(deps.store, sessionId) ? deps.store.llmCalls(sessionId) : [],
       judge_tokens: r.judgeTokens,
     });
   };
@@ -176,16 +177,6 @@ function refusal(data: unknown, name: string): string | null {
   );
 }
 
-function hasSession(store: SessionStore, id: string): boolean {
-  try {
-    store.resolveId(id);
-    return true;
-  } catch (e) {
-    if (e instanceof StoreError && e.code === "STORE_NOT_FOUND") return false;
-    throw e;
-  }
-}
-
 function sessionOf(store: SessionStore, id: string) {
-  return hasSession(store, id) ? store.getSession(id) : null;
+  return storeHas(store, id) ? store.getSession(id) : null;
 }

@@ -103,29 +103,7 @@ export function startUiChild(
 
 // ---- scripted model replies ----
 
-export function snap(over: Record<string, unknown> = {}) {
-  return {
-    entities: [],
-    result_requirement: "the number asked for",
-    original_goal_achieved: false,
-    reasoning: "not yet",
-    local_goal_achieved: false,
-    local_reasoning: "not yet",
-    last_tooluse_summary: "none",
-    solution_summary: "not ready yet",
-    confidence: 0.5,
-    ...over,
-  };
-}
-
-export const achieved = (answer: string) =>
-  snap({
-    original_goal_achieved: true,
-    local_goal_achieved: true,
-    solution_summary: answer,
-    reasoning: "the step computed it",
-    confidence: 0.9,
-  });
+export { achieved, snap } from "../../agent/tests/harness.js";
 
 export function code(planText: string[], stepIndex: number, source: string, description = "compute") {
   return { plan_text: planText, step_index: stepIndex, description, type: "CODE", code: source };

@@ -32,6 +32,18 @@ async function text(hub: MultiMCP, tool: string, args: object = {}): Promise<str
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+/** Starts the hub, checks the server works in `only` and not in `not`, closes the hub. */
+async function expectRoots(servers: object[], hubRoots: string[], only: string, not: string): Promise<void> {
+  const hub = await MultiMCP.start({ servers } as never, { roots: hubRoots });
+  try {
+    const got = await allowed(hub, only);
+    expect(got).toContain(only);
+    expect(got).not.toContain(not);
+  } finally {
+    await hub.close();
+  }
+}
+
 /** Polls until the server has taken the roots in (it asks roots/list after initialize or a change). */
 async function allowed(hub: MultiMCP, want: string): Promise<string> {
   const until = Date.now() + 60_000;
@@ -60,24 +72,10 @@ describe("roots", () => {
 
   it("a folder on a server's command line is its root (server-filesystem would otherwise lose it)", async () => {
     const server = filesystem();
-    const hub = await MultiMCP.start({ servers: [{ ...server, args: [...server.args, b] }] }, { roots: [a] });
-    try {
-      const got = await allowed(hub, b);
-      expect(got).toContain(b);
-      expect(got).not.toContain(a);
-    } finally {
-      await hub.close();
-    }
+    await expectRoots([{ ...server, args: [...server.args, b] }], [a], b, a);
   });
 
   it("a server's own roots in the config win over the hub's and stay when the hub's change", async () => {
-    const hub = await MultiMCP.start({ servers: [filesystem({ roots: [b] })] }, { roots: [a] });
-    try {
-      const got = await allowed(hub, b);
-      expect(got).toContain(b);
-      expect(got).not.toContain(a);
-    } finally {
-      await hub.close();
-    }
+    await expectRoots([filesystem({ roots: [b] })], [a], b, a);
   });
 });
