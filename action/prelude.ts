@@ -307,6 +307,35 @@ function guardArrayMethods(limit) {
 }
 guardArrayMethods(config.maxArrayLength);
 
+// Math.random from the step's seed and Date from its start time (RunOptions seed, epochMs): a step run again
+// to replay its logged calls sees the same numbers and the same clock, so it takes the same path.
+if (config.seed !== undefined) {
+  let state = config.seed | 0;
+  const _imul = Math.imul;
+  // mulberry32: small, fast, and plenty for code that wants a random pick.
+  _defineProperty(Math, "random", { writable: true, configurable: true, enumerable: false, value: function random() {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = _imul(state ^ (state >>> 15), 1 | state);
+    t = (t + _imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  } });
+}
+if (config.epochMs !== undefined) {
+  const RealDate = Date, realNow = RealDate.now, t0 = realNow(), base = config.epochMs;
+  const _construct = Reflect.construct, _dateString = RealDate.prototype.toString;
+  const now = function now() { return base + (realNow() - t0); };
+  const StepDate = function Date(...args) {
+    if (new.target === undefined) return _apply(_dateString, new RealDate(now()), []);
+    return _construct(RealDate, args.length === 0 ? [now()] : args, new.target);
+  };
+  StepDate.prototype = RealDate.prototype;
+  _defineProperty(RealDate.prototype, "constructor", { value: StepDate, writable: true, configurable: true });
+  _defineProperty(StepDate, "now", { value: now, writable: true, configurable: true });
+  _defineProperty(StepDate, "parse", { value: RealDate.parse, writable: true, configurable: true });
+  _defineProperty(StepDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
+  _defineProperty(G, "Date", { value: StepDate, writable: true, configurable: true, enumerable: false });
+}
+
 return { start, settle, collect };
 })`;
 

@@ -47,6 +47,10 @@ export interface RunOptions {
    * timeout_ms: a person thinking is not the code running long, but code computing meanwhile is.
    */
   heldMs?: () => number;
+  /** Seeds the step's Math.random: the same seed gives the same numbers (a step replayed after a resume). */
+  seed?: number;
+  /** The time the step's Date starts at (then it moves with the real clock). */
+  epochMs?: number;
 }
 
 /**
@@ -332,6 +336,8 @@ class StepRun {
       maxToolCalls: this.limits.max_tool_calls,
       // A QuickJS value takes 8 bytes in a wasm32 array: no real array of this step is longer.
       maxArrayLength: Math.floor(this.limits.memory_bytes / 8),
+      seed: this.options.seed,
+      epochMs: this.options.epochMs,
     };
   }
 

@@ -149,7 +149,7 @@ function eventLines(e: TimelineEvent, verbose: boolean): string[] {
         const ok = c.ok ? chalk.green("ok") : chalk.red(c.error_kind ?? "failed");
         const err = c.ok ? "" : chalk.red(` ${clip(oneLine(c.error_message ?? ""), 160)}`);
         lines.push(
-          `    ${chalk.dim("→")} ${c.server}.${c.tool} ${ok} ${chalk.dim(`${Math.round(c.latency_ms)} ms · ${c.bytes} B`)}${err}`,
+          `    ${chalk.dim("→")} ${c.server}.${c.tool} ${ok}${durableMark(c)} ${chalk.dim(`${Math.round(c.latency_ms)} ms · ${c.bytes} B`)}${err}`,
         );
       }
       const r = st.execution_result;
@@ -409,4 +409,17 @@ async function exportOtel(g: Globals, id: string | undefined, batch: string | un
   } finally {
     store.close();
   }
+}
+
+/** How a durable step's call got its outcome, when it was not simply made: replayed, in doubt, sent; and who decided. */
+function durableMark(c: { state?: string; decided_by?: string }): string {
+  const state =
+    c.state === "replayed"
+      ? chalk.cyan(" replayed")
+      : c.state === "in_doubt"
+        ? chalk.magenta(" in doubt")
+        : c.state === "sent"
+          ? chalk.yellow(" in flight")
+          : "";
+  return state + (c.decided_by ? chalk.dim(` (decided by ${c.decided_by})`) : "");
 }

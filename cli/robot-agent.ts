@@ -93,6 +93,7 @@ export async function agentRunner(
     models: { perception: router, decision: router },
     host: hub,
     recorder: store,
+    journal: store,
     profile,
     human,
   });

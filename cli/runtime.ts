@@ -134,6 +134,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     models,
     host: hub,
     recorder,
+    journal: store,
     profile,
     human,
     memory: storeMemory(store, profile.memory_hits),

@@ -51,6 +51,9 @@ export const TOOL_ERROR_CODES = [
   "TOOL_RESULT_TOO_LARGE",
   // The server's answer broke its own output schema (the server's fault, not the caller's).
   "TOOL_BAD_OUTPUT",
+  // Durable steps: a call sent before a crash with no outcome, and a resumed step that took another path.
+  "IN_DOUBT",
+  "REPLAY_MISMATCH",
   "SERVER_UNAVAILABLE",
   "SERVER_CRASHED",
   "AGENT_NOT_FOUND",

@@ -4,6 +4,7 @@ export * from "./paths.js";
 export * from "./time.js";
 export * from "./tools.js";
 export * from "./recorder.js";
+export * from "./journal.js";
 export * from "./usage.js";
 export * from "./session.js";
 export * from "./text.js";

@@ -72,6 +72,15 @@ export const StepError = z.object({
 export type StepError = z.infer<typeof StepError>;
 
 /** One tool call as the hub measured it. */
+/**
+ * How a call of a CODE step got its outcome: `sent` (logged before it left, no outcome yet: in flight, or in
+ * doubt once its process is gone), `done` (the server answered, or the call failed on its way), `replayed`
+ * (a resumed step got the logged outcome without reaching the server), `in_doubt` (sent by a process that died
+ * before logging an outcome: it may or may not have happened).
+ */
+export const ToolCallState = z.enum(["sent", "done", "replayed", "in_doubt"]);
+export type ToolCallState = z.infer<typeof ToolCallState>;
+
 export const ToolCallRecord = z.object({
   server: z.string(),
   tool: z.string(),
@@ -81,6 +90,17 @@ export const ToolCallRecord = z.object({
   latency_ms: z.number(),
   bytes: z.number().int().nonnegative(),
   started_at: z.string(),
+  // The durable-step log (agent/kernel/journal.ts); absent for calls made outside a CODE step.
+  /** Position of the call in its step, in the order the code made its calls. */
+  seq: z.number().int().min(0).optional(),
+  state: ToolCallState.optional(),
+  /** sha256 (hex) of the arguments as sent, for matching a replayed call against the log. */
+  args_sha: z.string().optional(),
+  args_json: z.string().optional(),
+  /** The value the call returned, as JSON, so a resumed step can be given it again. */
+  result_json: z.string().optional(),
+  /** Who decided what to do with a call in doubt: `safe_to_repeat`, a person's answer, or a policy. */
+  decided_by: z.string().optional(),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 
@@ -122,6 +142,12 @@ export const Step = z.object({
   perception: PerceptionSnapshot.optional(),
   human_input: z.string().optional(),
   plan_version: z.number().int().min(1),
+  /**
+   * A CODE step's sandbox `Math.random` seed and the time its `Date` starts at, set before its first run, so a
+   * step resumed by replaying its tool calls takes the same path.
+   */
+  replay_seed: z.number().int().optional(),
+  replay_epoch_ms: z.number().optional(),
 });
 export type Step = z.infer<typeof Step>;
 
@@ -254,6 +280,8 @@ export const AgentSession = z.object({
   pending_question: z.string().optional(),
   /** The same question as hil/ typed it (validated there on resume), so `pda resume` can ask it again. */
   pending_human: z.record(z.string(), z.unknown()).optional(),
+  /** Tools a person allowed "for the session" (server.tool): asked no more, also after a resume. */
+  approved_tools: z.array(z.string()).optional(),
   parent_session_id: z.string().optional(),
   agent: z.string().optional(),
   /** A sub-agent's session: the typed report it ended with (absent when it ended without one). */

@@ -18,6 +18,11 @@ export interface ToolInfo {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   needsApproval?: boolean;
+  /**
+   * Calling it twice does no more than calling it once (MCP readOnlyHint or idempotentHint, or the server's
+   * config lists it under `idempotent`): a resumed step may make a call of it that was in doubt again.
+   */
+  safeToRepeat?: boolean;
 }
 
 export interface CallOptions {
@@ -29,6 +34,11 @@ export interface CallOptions {
   timeoutMs?: number;
   /** This call's record, as the host measured it (it also goes to onCall listeners). Hosts may skip it. */
   onRecord?: (record: ToolCallRecord) => void;
+  /**
+   * Called once, just before the call leaves for its server (after any approval), so a durable step can log
+   * its intent first. Hosts that send nothing anywhere (a call refused before it) do not call it.
+   */
+  onSend?: () => void;
 }
 
 /** A configured server that is down now (failed to start, or crashed), and what is lost with it. */

@@ -27,6 +27,8 @@ const stop = (outcome: Stop["stop"]): Stop => ({ stop: outcome });
  * - defer: pause the session as awaiting_human with the question kept for `pda resume`.
  * - defaults: as fail, but a form is accepted with its schema's defaults (declined when a required field
  *          has none): for servers whose forms have safe defaults.
+ * A call in doubt (in_doubt) is never made again by a policy: the step fails (skip: the code is told), or
+ *          abort / defer stop the session.
  * An elicitation lives inside a running tool call, which cannot outlast the process, so it never pauses or
  * stops the session directly: it is cancelled (or declined) and the loop sees the tool's failure.
  */
@@ -38,6 +40,7 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     elicitation: { answer: { action: "cancel" } },
     // Ctrl-C was pressed, so someone wants the session stopped; only defer pauses and skip goes on.
     interrupt: stop("abort"),
+    in_doubt: { answer: { choice: "fail_step" } },
   },
   skip: {
     tool_failure: { answer: { choice: "skip" } },
@@ -45,6 +48,7 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     approval: { answer: { choice: "deny" } },
     elicitation: { answer: { action: "decline" } },
     interrupt: { answer: { choice: "continue" } },
+    in_doubt: { answer: { choice: "skip" } },
   },
   abort: {
     tool_failure: stop("abort"),
@@ -52,6 +56,7 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     approval: stop("abort"),
     elicitation: { answer: { action: "cancel" } },
     interrupt: stop("abort"),
+    in_doubt: stop("abort"),
   },
   deny: {
     tool_failure: stop("fail"),
@@ -59,6 +64,7 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     approval: { answer: { choice: "deny" } },
     elicitation: { answer: { action: "decline" } },
     interrupt: stop("abort"),
+    in_doubt: { answer: { choice: "fail_step" } },
   },
   defer: {
     tool_failure: stop("defer"),
@@ -66,6 +72,7 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     approval: stop("defer"),
     elicitation: { answer: { action: "cancel" } },
     interrupt: stop("defer"),
+    in_doubt: stop("defer"),
   },
   defaults: {
     tool_failure: stop("fail"),
@@ -73,6 +80,7 @@ export const POLICY_TABLE: Record<PolicyName, Record<QuestionKind, Verdict>> = {
     approval: stop("fail"),
     elicitation: { defaults: true },
     interrupt: stop("abort"),
+    in_doubt: { answer: { choice: "fail_step" } },
   },
 };
 

@@ -63,12 +63,26 @@ export const InterruptQuestion = z.object({
 });
 export type InterruptQuestion = z.infer<typeof InterruptQuestion>;
 
+/**
+ * A resumed step reached a call its earlier run sent but never saw end (the process died with it in flight),
+ * of a tool not known to be safe to repeat: did it happen? Make it again, give the result it had, or skip it.
+ */
+export const InDoubtQuestion = z.object({
+  kind: z.literal("in_doubt"),
+  tool: z.string().min(1),
+  server: z.string().optional(),
+  args: z.record(z.string(), z.unknown()),
+  step_index: z.number().int().min(0).optional(),
+});
+export type InDoubtQuestion = z.infer<typeof InDoubtQuestion>;
+
 export const Question = z.discriminatedUnion("kind", [
   ToolFailureQuestion,
   ClarificationQuestion,
   ApprovalQuestion,
   ElicitationQuestion,
   InterruptQuestion,
+  InDoubtQuestion,
 ]);
 export type Question = z.infer<typeof Question>;
 export type QuestionKind = Question["kind"];
@@ -78,6 +92,7 @@ export const QUESTION_KINDS = [
   "approval",
   "elicitation",
   "interrupt",
+  "in_doubt",
 ] as const;
 export const QuestionKind = z.enum(QUESTION_KINDS);
 
@@ -160,6 +175,18 @@ export const InterruptAnswer = z.object({
 });
 export type InterruptAnswer = z.infer<typeof InterruptAnswer>;
 
+/**
+ * `repeat`: make the call again; `give_result`: it happened and returned `value`; `skip`: the code gets a ToolError
+ * IN_DOUBT; `fail_step`: the step fails with IN_DOUBT (what policies answer: never repeat unattended).
+ */
+export const InDoubtAnswer = z.discriminatedUnion("choice", [
+  z.object({ kind: z.literal("in_doubt"), choice: z.literal("repeat"), ...common }),
+  z.object({ kind: z.literal("in_doubt"), choice: z.literal("give_result"), value: z.unknown(), ...common }),
+  z.object({ kind: z.literal("in_doubt"), choice: z.literal("skip"), ...common }),
+  z.object({ kind: z.literal("in_doubt"), choice: z.literal("fail_step"), ...common }),
+]);
+export type InDoubtAnswer = z.infer<typeof InDoubtAnswer>;
+
 export const StopOutcome = z.enum(["abort", "fail", "defer"]);
 export type StopOutcome = z.infer<typeof StopOutcome>;
 
@@ -190,6 +217,7 @@ export const Answer = z.discriminatedUnion("kind", [
   ApprovalAnswer,
   ElicitationAnswer,
   InterruptAnswer,
+  InDoubtAnswer,
   StopAnswer,
 ]);
 export type Answer = z.infer<typeof Answer>;
@@ -203,7 +231,9 @@ export type AnswerOf<K extends QuestionKind> = K extends "tool_failure"
       ? ApprovalAnswer | StopAnswer
       : K extends "interrupt"
         ? InterruptAnswer | StopAnswer
-        : ElicitationAnswer;
+        : K extends "in_doubt"
+          ? InDoubtAnswer | StopAnswer
+          : ElicitationAnswer;
 
 /** Validate an answer against the question it answers; a channel calls this before returning. */
 export function checkAnswer<Q extends Question>(q: Q, a: unknown): AnswerOf<Q["kind"]> {
@@ -240,6 +270,8 @@ export function questionText(q: Question): string {
       return `${q.server} asks: ${q.message}`;
     case "interrupt":
       return `interrupted (Ctrl-C) during ${q.what}: continue, pause or abort?`;
+    case "in_doubt":
+      return `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args)}) was sent before the process ended and may have happened: repeat it, give its result, or skip it?`;
   }
 }
 
@@ -258,6 +290,8 @@ export function answerText(a: Answer): string {
       return a.action === "accept" ? `accept: ${JSON.stringify(a.content)}` : a.action;
     case "interrupt":
       return a.choice;
+    case "in_doubt":
+      return a.choice === "give_result" ? `give_result: ${JSON.stringify(a.value)}` : a.choice;
     case "stop":
       return `${a.outcome}: ${a.reason}`;
   }

@@ -19,6 +19,7 @@ const TITLES = {
   approval: "Approval needed",
   elicitation: "A tool asks for input",
   interrupt: "Interrupted",
+  in_doubt: "Did this call happen?",
 } as const;
 
 function header(title: string, width: number, c: ChalkInstance): string {
@@ -94,6 +95,13 @@ export function renderQuestion(q: Question, opts: RenderOptions = {}): string {
     }
     case "interrupt":
       lines.push(`Ctrl-C cancelled ${c.bold(q.what)}. Nothing after it has run.`);
+      break;
+    case "in_doubt":
+      lines.push(
+        `Before pda stopped, the step sent ${c.bold(q.server ? `${q.server}.${q.tool}` : q.tool)} with:`,
+        renderValue(q.args),
+        c.dim("No answer came back, so it may or may not have happened. Check, then choose."),
+      );
       break;
   }
   return lines.join("\n") + "\n";

@@ -50,4 +50,11 @@ export const SAMPLE_QUESTIONS: Record<QuestionKind, Question> = {
     },
   },
   interrupt: { kind: "interrupt", what: "the decision model call", step_index: 1 },
+  in_doubt: {
+    kind: "in_doubt",
+    server: "robot",
+    tool: "place",
+    args: { x: 0.4, y: 0.1 },
+    step_index: 2,
+  },
 };

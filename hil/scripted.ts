@@ -7,6 +7,7 @@
  *   approval: [allow_once, deny]
  *   elicitation: [{action: accept, content: {name: Ada}}, decline]
  *   interrupt: [continue, {choice: defer}, abort]
+ *   in_doubt: [repeat, {choice: give_result, value: {ok: true}}, skip, fail_step]
  *
  * Any entry may carry `expect: <text>`: the question's one-line text must contain it (HIL_SCRIPT_MISMATCH).
  * Stops (`abort`, `fail`, `defer`) may stand for any kind but elicitation.
@@ -68,6 +69,19 @@ const InterruptEntry = z.preprocess(
   z.discriminatedUnion("choice", [z.strictObject({ choice: z.literal("continue"), ...expect }), stopEntry]),
 );
 
+const InDoubtEntry = z.preprocess(
+  asChoice("choice"),
+  z.discriminatedUnion("choice", [
+    z.strictObject({ choice: z.enum(["repeat", "skip", "fail_step"]), ...expect }),
+    z.strictObject({
+      choice: z.literal("give_result"),
+      value: z.unknown().refine((v) => v !== undefined, "give_result needs a value"),
+      ...expect,
+    }),
+    stopEntry,
+  ]),
+);
+
 const ElicitationEntry = z.preprocess(
   asChoice("action"),
   z.discriminatedUnion("action", [
@@ -85,6 +99,7 @@ export const ScriptFile = z.preprocess(
     approval: z.array(ApprovalEntry).optional(),
     elicitation: z.array(ElicitationEntry).optional(),
     interrupt: z.array(InterruptEntry).optional(),
+    in_doubt: z.array(InDoubtEntry).optional(),
   }),
 );
 export type ScriptFile = z.infer<typeof ScriptFile>;
@@ -109,6 +124,7 @@ export class ScriptedChannel implements HumanChannel {
     approval: 0,
     elicitation: 0,
     interrupt: 0,
+    in_doubt: 0,
   };
   /** Named in errors so a failing test points at its script. */
   private readonly source: string;
@@ -124,6 +140,7 @@ export class ScriptedChannel implements HumanChannel {
       approval: (s.approval ?? []) as Entry[],
       elicitation: (s.elicitation ?? []) as Entry[],
       interrupt: (s.interrupt ?? []) as Entry[],
+      in_doubt: (s.in_doubt ?? []) as Entry[],
     };
     this.source = opts?.source ?? "scripted answers";
     this.clock = opts?.clock ?? systemClock;

@@ -175,7 +175,40 @@ export class TerminalChannel implements HumanChannel {
         const reason = choice === "abort" ? "aborted at the terminal" : "paused at the terminal";
         return { kind: "stop", question_kind: "interrupt", outcome: choice, reason };
       }
+      case "in_doubt":
+        return this.inDoubt(ctx);
     }
+  }
+
+  private async inDoubt(ctx: Ctx): Promise<Record<string, unknown>> {
+    const choice = await ui().select(
+      {
+        message: "What should the step do with this call?",
+        default: "skip",
+        choices: [
+          {
+            value: "repeat",
+            name: "Make it again",
+            description: "It did not happen (or doing it twice is fine)",
+          },
+          {
+            value: "give_result",
+            name: "It happened: give its result",
+            description: "Type the value it returned (JSON or text)",
+          },
+          { value: "skip", name: "Skip it", description: "The code gets a ToolError IN_DOUBT" },
+          { value: "abort", name: "Abort the session" },
+        ],
+      },
+      ctx,
+    );
+    if (choice === "give_result") {
+      const text = await ui().input({ message: "The call's result (JSON or text):", required: true }, ctx);
+      return { kind: "in_doubt", choice, value: parseGivenValue(text) };
+    }
+    if (choice === "abort")
+      return { kind: "stop", question_kind: "in_doubt", outcome: "abort", reason: "aborted at the terminal" };
+    return { kind: "in_doubt", choice };
   }
 
   private async toolFailure(q: ToolFailureQuestion, ctx: Ctx): Promise<Record<string, unknown>> {

@@ -294,6 +294,21 @@ CREATE TABLE prompt_texts (
 );
 ALTER TABLE llm_calls ADD COLUMN prompt_parts TEXT;`,
   },
+  {
+    version: 11,
+    name: "durable CODE steps: each tool call logged before it is sent, with its arguments and result",
+    // A call is inserted as 'sent' before it leaves (its intent) and completed in place when it ends; a
+    // resumed step replays the logged calls by (step_index, seq). Rows logged before this are 'done', no seq.
+    sql: `
+ALTER TABLE tool_calls ADD COLUMN seq INTEGER;
+ALTER TABLE tool_calls ADD COLUMN state TEXT NOT NULL DEFAULT 'done';
+ALTER TABLE tool_calls ADD COLUMN args_sha TEXT;
+ALTER TABLE tool_calls ADD COLUMN args_json TEXT;
+ALTER TABLE tool_calls ADD COLUMN result_json TEXT;
+ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;
+CREATE INDEX tool_calls_step ON tool_calls(session_id, step_index, seq) WHERE seq IS NOT NULL;
+CREATE INDEX tool_calls_sent ON tool_calls(session_id) WHERE state = 'sent';`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

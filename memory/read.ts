@@ -11,6 +11,7 @@ import {
   SnapshotRecord,
   Step,
   StoreError,
+  type ToolCallState,
   type Usage,
 } from "../core/index.js";
 import {
@@ -120,9 +121,10 @@ function loggedUsage(db: Database.Database, row: SessionRow): Usage {
     `SELECT count(*) AS n, sum(input_tokens) AS inp, sum(output_tokens) AS out, sum(cost_usd) AS cost
       FROM llm_calls WHERE session_id = ?`,
   ).get(row.id)!;
-  const tools = stmt<{ n: number }>(db, "SELECT count(*) AS n FROM tool_calls WHERE session_id = ?").get(
-    row.id,
-  )!;
+  const tools = stmt<{ n: number }>(
+    db,
+    "SELECT count(*) AS n FROM tool_calls WHERE session_id = ? AND state != 'replayed'",
+  ).get(row.id)!;
   const inp = llm.inp ?? 0;
   const out = llm.out ?? 0;
   return {
@@ -257,7 +259,7 @@ export const LIST_COLUMNS = `s.*,
   CASE WHEN s.finished_at IS NULL
     THEN (SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM llm_calls WHERE session_id = s.id)
     ELSE s.tokens END AS tokens_n,
-  CASE WHEN s.finished_at IS NULL THEN (SELECT count(*) FROM tool_calls WHERE session_id = s.id) ELSE s.tool_calls END AS tool_n,
+  CASE WHEN s.finished_at IS NULL THEN (SELECT count(*) FROM tool_calls WHERE session_id = s.id AND state != 'replayed') ELSE s.tool_calls END AS tool_n,
   ${LAST_WRITE} AS last_write_at`;
 
 export interface ListRow extends SessionRow {
@@ -353,6 +355,12 @@ interface ToolCallDbRow {
   bytes: number;
   started_at: string;
   ord: number;
+  seq: number | null;
+  state: ToolCallState;
+  args_sha: string | null;
+  args_json: string | null;
+  result_json: string | null;
+  decided_by: string | null;
 }
 
 function toolCallRow(r: ToolCallDbRow): ToolCallRow {
@@ -369,6 +377,12 @@ function toolCallRow(r: ToolCallDbRow): ToolCallRow {
   };
   if (r.error_kind !== null) out.error_kind = r.error_kind;
   if (r.error_message !== null) out.error_message = r.error_message;
+  if (r.seq !== null) out.seq = r.seq;
+  if (r.state !== "done") out.state = r.state;
+  for (const k of ["args_sha", "args_json", "result_json", "decided_by"] as const) {
+    const v = r[k];
+    if (v !== null) out[k] = v;
+  }
   return out;
 }
 

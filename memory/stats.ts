@@ -8,7 +8,8 @@ const WINDOW_DAYS = 30;
 // Nearest-rank percentiles: the value at rank ceil(p·n) of the sorted latencies, ceil written as
 // integer arithmetic so it does not depend on SQLite's optional math functions.
 const STATS_SQL = `
-WITH calls AS (SELECT * FROM tool_calls WHERE started_at >= ?),
+-- Replayed calls never reached a server and calls still in flight have no outcome: neither is a call's record.
+WITH calls AS (SELECT * FROM tool_calls WHERE started_at >= ? AND state IN ('done', 'in_doubt')),
 per_tool AS (
   SELECT server, tool, count(*) AS calls, sum(ok) AS ok, max(started_at) AS last_called_at
   FROM calls GROUP BY server, tool
@@ -26,7 +27,7 @@ FROM per_tool p ORDER BY p.calls DESC, p.server, p.tool LIMIT ?`;
 
 const ERRORS_SQL = `
 SELECT server, tool, coalesce(error_kind, 'unknown') AS kind, count(*) AS n
-FROM tool_calls WHERE started_at >= ? AND ok = 0 GROUP BY server, tool, kind ORDER BY n DESC, kind`;
+FROM tool_calls WHERE started_at >= ? AND ok = 0 AND state IN ('done', 'in_doubt') GROUP BY server, tool, kind ORDER BY n DESC, kind`;
 
 export function toolStats(db: Database.Database, options: ToolStatsOptions = {}): ToolStat[] {
   const opts = ToolStatsOptions.parse(options);

@@ -15,7 +15,10 @@ import {
   type SessionRecorder,
   type SnapshotRecord,
   type Step,
+  type LoggedCall,
   type ToolCallRecord,
+  type ToolIntent,
+  type ToolJournal,
   type ToolListCache,
 } from "../core/index.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
@@ -109,7 +112,28 @@ ON CONFLICT(session_id, idx) DO UPDATE SET plan_version = excluded.plan_version,
   result_truncated = excluded.result_truncated, error_code = excluded.error_code,
   error_message = excluded.error_message, updated_at = excluded.updated_at, record_json = excluded.record_json`;
 
-export class SessionStore implements SessionRecorder {
+/**
+ * A logged result past this is cut (and so cannot be replayed: the resumed step treats the call as in doubt).
+ * Larger than the text cap: replay needs the whole value.
+ */
+const MAX_RESULT_CHARS = 1_000_000;
+
+const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
+  error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
+  VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
+  @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord)`;
+
+/** The intent row of a call that has now ended; its arguments were logged with the intent. */
+const COMPLETE_SENT = `UPDATE tool_calls SET ok = @ok, error_kind = @error_kind, error_message = @error_message,
+  latency_ms = @latency_ms, bytes = @bytes, state = @state, result_json = @result_json,
+  decided_by = coalesce(@decided_by, decided_by)
+  WHERE session_id = @session_id AND step_index IS @step_index AND seq = @seq AND state = 'sent'`;
+
+interface LoggedCallDbRow extends Omit<LoggedCall, "ok"> {
+  ok: number;
+}
+
+export class SessionStore implements SessionRecorder, ToolJournal {
   private lastOrd = 0;
   /** Runs a write's body in BEGIN IMMEDIATE … COMMIT; made once, as db.transaction() builds new wrappers per call. */
   private readonly tx: Database.Transaction<(body: () => unknown) => unknown>;
@@ -180,26 +204,89 @@ export class SessionStore implements SessionRecorder {
     this.write("saveStep", sessionId, () => this.upsertStep(sessionId, step));
   }
 
+  /**
+   * A finished call. A call of a durable step (`seq` set) completes the row its intent inserted, when there is
+   * one; replayed calls and calls refused before they were sent get a row of their own.
+   */
   recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
-    this.write("recordToolCall", sessionId, () =>
-      stmt(
-        this.db,
-        `INSERT INTO tool_calls (session_id, step_index, server, tool, ok, error_kind, error_message, latency_ms,
-          bytes, started_at, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        sessionId,
-        stepIndex,
-        this.clean.text(r.server),
-        this.clean.text(r.tool),
-        bit(r.ok),
-        this.clean.optText(r.error_kind),
-        this.clean.optText(r.error_message),
-        r.latency_ms,
-        r.bytes,
-        r.started_at,
-        this.nextOrd(),
-      ),
+    const c = this.clean;
+    const cols = {
+      session_id: sessionId,
+      step_index: stepIndex,
+      seq: r.seq ?? null,
+      server: c.text(r.server),
+      tool: c.text(r.tool),
+      ok: bit(r.ok),
+      error_kind: c.optText(r.error_kind),
+      error_message: c.optText(r.error_message),
+      latency_ms: r.latency_ms,
+      bytes: r.bytes,
+      started_at: r.started_at,
+      state: r.state ?? "done",
+      args_sha: r.args_sha ?? null,
+      args_json: r.args_json === undefined ? null : c.text(r.args_json),
+      result_json: r.result_json === undefined ? null : c.text(r.result_json, MAX_RESULT_CHARS),
+      decided_by: r.decided_by ?? null,
+    };
+    this.write("recordToolCall", sessionId, () => {
+      const done = r.seq !== undefined && stmt(this.db, COMPLETE_SENT).run(cols).changes > 0;
+      if (!done) stmt(this.db, INSERT_TOOL_CALL).run({ ...cols, ord: this.nextOrd() });
+    });
+  }
+
+  // ---- ToolJournal: the durable-step log ----
+
+  intent(sessionId: string, stepIndex: number, i: ToolIntent): void {
+    this.write("intent", sessionId, () =>
+      stmt(this.db, INSERT_TOOL_CALL).run({
+        session_id: sessionId,
+        step_index: stepIndex,
+        seq: i.seq,
+        server: this.clean.text(i.server),
+        tool: this.clean.text(i.tool),
+        ok: 0,
+        error_kind: null,
+        error_message: null,
+        latency_ms: 0,
+        bytes: 0,
+        started_at: i.started_at,
+        state: "sent",
+        args_sha: i.args_sha,
+        args_json: this.clean.text(i.args_json),
+        result_json: null,
+        decided_by: null,
+        ord: this.nextOrd(),
+      }),
     );
+  }
+
+  stepCalls(sessionId: string, stepIndex: number): LoggedCall[] {
+    const rows = stmt<LoggedCallDbRow>(
+      this.db,
+      `SELECT seq, server, tool, args_sha, state, ok, error_kind, error_message, result_json FROM tool_calls
+        WHERE session_id = ? AND step_index = ? AND seq IS NOT NULL AND state != 'replayed' ORDER BY seq, id`,
+    ).all(sessionId, stepIndex);
+    const bySeq = new Map<number, LoggedCall>();
+    for (const r of rows) {
+      const call: LoggedCall = { ...r, ok: r.ok === 1 };
+      const had = bySeq.get(r.seq);
+      // A finished call wins over one in doubt (a later run of the step made it again).
+      if (!had || (had.state !== "done" && call.state === "done")) bySeq.set(r.seq, call);
+    }
+    return [...bySeq.values()];
+  }
+
+  markInDoubt(sessionId: string): number {
+    let n = 0;
+    this.write("markInDoubt", sessionId, () => {
+      n = stmt(
+        this.db,
+        `UPDATE tool_calls SET state = 'in_doubt', error_kind = 'IN_DOUBT',
+          error_message = 'sent by a process that ended before the call did: it may or may not have happened'
+          WHERE session_id = ? AND state = 'sent'`,
+      ).run(sessionId).changes;
+    });
+    return n;
   }
 
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {

@@ -44,7 +44,8 @@ export function buildOutcome(x: OutcomeInput): ItemOutcome {
     session_id: x.sessionId,
     final_plan: s?.plan_versions.at(-1)?.plan_text.join("\n") ?? "",
     output: s?.state.final_answer ?? "",
-    tools: x.toolCalls.map((c) => ({
+    // A replayed call did not reach its server: it is the logged call again, not a second invocation.
+    tools: x.toolCalls.filter((c) => c.state !== "replayed").map((c) => ({
       server: c.server,
       tool: c.tool,
       ok: c.ok,

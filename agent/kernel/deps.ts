@@ -1,7 +1,14 @@
 /** What a loop is built from (LoopDeps) and asked to do (RunOptions): the types its moves share with it. */
 import type { Namespaces, runCode } from "../../action/index.js";
 import type { Profile } from "../../config/index.js";
-import type { AgentSession, Clock, ModelProvider, SessionRecorder, ToolHost } from "../../core/index.js";
+import type {
+  AgentSession,
+  Clock,
+  ModelProvider,
+  SessionRecorder,
+  ToolHost,
+  ToolJournal,
+} from "../../core/index.js";
 import type { HumanChannel } from "../../hil/index.js";
 import type { MemoryHit } from "../../memory/index.js";
 import type { LoopEvent } from "./events.js";
@@ -24,6 +31,11 @@ export interface LoopDeps {
   models: { perception: ModelProvider; decision: ModelProvider };
   host: ToolHost;
   recorder: SessionRecorder;
+  /**
+   * The durable-step log (the store): CODE steps that run again replay their logged calls. Without it a step
+   * run again makes its calls again.
+   */
+  journal?: ToolJournal;
   profile: Profile;
   memory?: MemoryService;
   clock?: Clock;

@@ -6,6 +6,7 @@
 import type { AgentSession, PlanReason, Step } from "../../core/index.js";
 import { STOP_STATUS, questionText, type Question, type StopAnswer } from "../../hil/index.js";
 import { ask } from "./human.js";
+import type { StepHalt } from "./journal.js";
 import { end, withGuidance, type Decide, type LoopContext, type Next, type Run } from "./next.js";
 import { partialAnswer, stepDecision } from "./plan.js";
 import { currentPlan } from "./session.js";
@@ -50,9 +51,12 @@ async function interrupted(ctx: LoopContext, run: Run, next: Next): Promise<Next
         : "the perception model call";
   const question: Question = { kind: "interrupt", what, step_index: run.stepIndex };
   const a = await ask(run.human!, run.s, question);
-  if (a.kind === "interrupt") return next; // go on: make the cancelled move again
+  // Go on: make the cancelled move again (a CODE step replays the calls it had made: journal.ts).
+  if (a.kind === "interrupt") return next;
   const step = run.stepIndex === undefined ? undefined : run.s.steps[run.stepIndex];
-  if (step && step.status === "pending") {
+  // A paused CODE step stays pending: `pda resume` runs it again by replay.
+  const resumable = a.outcome === "defer" && next.kind === "run_code";
+  if (step && step.status === "pending" && !resumable) {
     step.error = { code: "INTERRUPTED", message: `interrupted (Ctrl-C) during ${what}` };
     ctx.log.finishStep(run.s, step, "failed");
   }
@@ -110,6 +114,9 @@ export async function answer(
   const { s } = run;
   const a = await ask(run.human!, s, question);
   if (a.kind === "stop") return stopped(s, question, a);
+  // Going on after a pause in a CODE step: run it again by replay.
+  if (a.kind === "interrupt" && maybeStep?.type === "CODE" && maybeStep.status === "pending")
+    return { kind: "run_code", step: maybeStep };
   // An interrupt, or a question about no step (asked again on resume): go on from the last perception.
   if (a.kind === "interrupt" || !maybeStep) return afterPause(run);
   const step = maybeStep;
@@ -172,6 +179,18 @@ function afterPause(run: Run): Next {
     reason: plan ? "next_step" : "initial",
     trigger: `snapshot:${last.index}`,
   };
+}
+
+/**
+ * A question asked inside a CODE step got a stop answer: a pause keeps the step pending (resume runs it again by
+ * replay); an abort or a failure ends it failed, and the session with it.
+ */
+export function stepHalted(ctx: LoopContext, run: Run, step: Step, halt: StepHalt): Next {
+  if (halt.answer.outcome !== "defer") {
+    step.error = { code: "STOPPED", message: `${questionText(halt.question)}: ${halt.answer.reason}` };
+    ctx.log.finishStep(run.s, step, "failed");
+  }
+  return stopped(run.s, halt.question, halt.answer);
 }
 
 /** A stop answer: `defer` pauses the session on its question, abort and fail end it with a partial answer. */

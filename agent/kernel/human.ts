@@ -10,7 +10,14 @@ import {
   type ToolHost,
 } from "../../core/index.js";
 import type { LoopEvent } from "./events.js";
-import { askOrDefer, Question, toHumanInput, type AnswerOf, type HumanChannel } from "../../hil/index.js";
+import {
+  askOrDefer,
+  Question,
+  toHumanInput,
+  type AnswerOf,
+  type HumanChannel,
+  type StopAnswer,
+} from "../../hil/index.js";
 
 export interface HumanDeps {
   channel: HumanChannel;
@@ -71,33 +78,38 @@ export function pendingQuestion(s: AgentSession): Question | undefined {
 
 /**
  * Wraps a tool host so tools marked needs_approval are asked about first: allow once, allow always (for this
- * session), or deny — a denied call fails with ToolError TOOL_DENIED, which the step sees like any failure.
+ * session, kept in the session so it holds after a resume), or deny — a denied call fails with ToolError
+ * TOOL_DENIED, which the step sees like any failure. A pause or an abort answered instead stops the step
+ * (`halt`) and the session with it; `pda resume` runs the step again by replay and asks again.
  */
 export function approvalGate(
   host: ToolHost,
   h: HumanDeps,
   s: AgentSession,
   stepIndex: () => number | undefined,
+  halt?: (question: Question, answer: StopAnswer, tool: string) => never,
 ): ToolHost {
-  const always = new Set<string>();
   return {
     tools: () => host.tools(),
     onCall: (l) => host.onCall(l),
     async call(name, args, options) {
       const info = host.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
-      if (info?.needsApproval && !always.has(info.qualified)) {
-        const answer = await ask(h, s, {
+      if (info?.needsApproval && !s.approved_tools?.includes(info.qualified)) {
+        const question: Question = {
           kind: "approval",
           tool: info.name,
           server: info.server,
           args,
           step_index: stepIndex(),
-        });
+        };
+        const answer = await ask(h, s, question);
+        if (answer.kind === "stop" && answer.outcome !== "fail" && halt)
+          halt(question, answer, info.qualified);
         if (answer.kind === "stop" || answer.choice === "deny") {
           const why = answer.kind === "stop" ? answer.reason : "the human denied it";
           throw new ToolError("TOOL_DENIED", info.qualified, `${info.qualified} was not approved: ${why}`);
         }
-        if (answer.choice === "allow_always") always.add(info.qualified);
+        if (answer.choice === "allow_always") (s.approved_tools ??= []).push(info.qualified);
       }
       return host.call(name, args, options);
     },

@@ -4,6 +4,7 @@
  * models are shown and asked lives in model-moves.ts, what involves a person in human-moves.ts, and every
  * write to the session and its log in session-log.ts.
  */
+import { randomInt } from "node:crypto";
 import { runCode } from "../../action/index.js";
 import {
   BudgetExceeded,
@@ -18,12 +19,14 @@ import {
   type AgentSession,
   type Clock,
   type DecisionOutput,
+  type ExecutionResult,
   type PerceptionSnapshot,
   type Step,
 } from "../../core/index.js";
 import { findingsToStepError, guardCode, guardResult, type Finding } from "../../heuristics/index.js";
 import { approvalGate, pendingQuestion, WaitClock, type HumanDeps } from "./human.js";
-import { answer, askAboutFailure, askHowToGoOn, clarify, interruptible } from "./human-moves.js";
+import { answer, askAboutFailure, askHowToGoOn, clarify, interruptible, stepHalted } from "./human-moves.js";
+import { StepJournal } from "./journal.js";
 import { decide, perceive, prepare, serversDown } from "./model-moves.js";
 import {
   checkBudgets,
@@ -102,21 +105,30 @@ export class AgentLoop implements SessionDriver {
   async resume(session: AgentSession): Promise<AgentSession> {
     if (session.status === "running") return this.continueInterrupted(session);
     const question = pendingQuestion(session);
-    // The step the question is about, if any (an interrupt or an unusable-output question has none to finish).
-    const index =
-      question && question.kind !== "interrupt" && "step_index" in question ? question.step_index : undefined;
-    const step = index === undefined ? undefined : session.steps[index];
     if (session.status !== "awaiting_human" || !question) {
       throw new ConfigError(`session ${session.session_id} is ${session.status}, not waiting on a question`);
     }
+    const about =
+      "step_index" in question && question.step_index !== undefined ? question.step_index : undefined;
+    const step = about === undefined ? undefined : session.steps[about];
+    // A CODE step a question paused in the middle (an approval, a call in doubt, Ctrl-C): it runs again by
+    // replay, and a question asked inside it is asked again when the code gets there.
+    const inStep = step?.type === "CODE" && step.status === "pending";
     const s = reopen(session);
     delete s.pending_human;
     delete s.pending_question;
     this.log.emit({ type: "session_start", session_id: s.session_id, query: s.original_query });
-    return this.drive(s, { kind: "ask", question, step });
+    if (inStep && (question.kind === "approval" || question.kind === "in_doubt"))
+      return this.drive(s, { kind: "run_code", step: s.steps[step.index]! });
+    // The step the question is about, if any (an interrupt outside a step, or an unusable-output question, has
+    // none to finish).
+    const target = question.kind === "interrupt" && !inStep ? undefined : step && s.steps[step.index];
+    return this.drive(s, { kind: "ask", question, step: target });
   }
 
   private continueInterrupted(session: AgentSession): Promise<AgentSession> {
+    // Calls its dead process sent and never saw end may or may not have happened.
+    this.deps.journal?.markInDoubt(session.session_id);
     const s = reopen(session);
     this.log.start(s);
     return this.drive(s, interruptedMove(s));
@@ -127,16 +139,29 @@ export class AgentLoop implements SessionDriver {
     const msBefore = s.usage.ms;
     // Every field of the drive's state is set here; prepare() then fills in what the prompts see of the query.
     const human = this.human && { ...this.human, waited: new WaitClock(() => this.clock.now()) };
+    const journal = new StepJournal(this.deps.journal, s, human, this.clock.now, this.clock.iso);
     const run: Run = {
       s,
       stepIndex: undefined,
       memory: "",
-      // The approval gate sits inside the per-session host, so denied calls are logged like any failed call.
+      // The approval gate sits inside the journal (a replayed call is not asked about again; a denied one
+      // stays denied) and inside the per-session host, so denied calls are logged like any failed call.
       host: scopedHost(
-        human ? approvalGate(this.deps.host, human, s, () => run.stepIndex) : this.deps.host,
+        journal.host(
+          human
+            ? approvalGate(
+                this.deps.host,
+                human,
+                s,
+                () => run.stepIndex,
+                (q, a, t) => journal.halt(q, a, t),
+              )
+            : this.deps.host,
+        ),
         this.clock.now,
         this.clock.iso,
       ),
+      journal,
       query: s.original_query,
       queryFindings: "",
       toolStats: "",
@@ -218,6 +243,7 @@ export class AgentLoop implements SessionDriver {
         return { kind: "run_code", step };
       }
       case "run_code":
+        run.stepIndex = next.step.index;
         return this.runCode(run, next.step);
       case "judge":
         try {
@@ -243,13 +269,38 @@ export class AgentLoop implements SessionDriver {
       const g = guardCode(step.code ?? "", this.deps.host.tools(), { namespaces });
       if (!g.ok) return this.rejectCode(run, step, g.findings);
     }
+    if (step.replay_seed === undefined) {
+      // Fixed before the first run, so a run that replays the step's calls sees the same randomness and time.
+      step.replay_seed = randomInt(2 ** 31);
+      step.replay_epoch_ms = this.clock.now();
+      this.log.saveStep(s, step);
+    }
     const heldAt = run.human?.waited?.ms ?? 0;
-    const result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
-      signal: run.signal,
-      heldMs: () => (run.human?.waited?.ms ?? 0) - heldAt,
-      namespaces,
-      onLog: (line: string) => this.log.emit({ type: "log", line }),
-    });
+    const halt = new AbortController();
+    run.journal.begin(step.index, (why) => halt.abort(why));
+    let result: ExecutionResult;
+    let after: ReturnType<StepJournal["end"]>;
+    try {
+      result = await this.execute(step.code ?? "", run.host, this.deps.profile.sandbox, {
+        signal: run.signal ? AbortSignal.any([run.signal, halt.signal]) : halt.signal,
+        heldMs: () => (run.human?.waited?.ms ?? 0) - heldAt,
+        namespaces,
+        onLog: (line: string) => this.log.emit({ type: "log", line }),
+        seed: step.replay_seed,
+        epochMs: step.replay_epoch_ms,
+      });
+    } finally {
+      after = run.journal.end();
+    }
+    // A question inside the step was answered with a pause or an abort: the session stops on it.
+    if (after.halt) return stepHalted(this.ctx, run, step, after.halt);
+    if (after.failure && result.ok) {
+      // Whatever the code made of it, a call in doubt that was not to be repeated, or a replay that left the
+      // log, fails the step.
+      const f = after.failure;
+      Object.assign(result, { ok: false, error: { code: f.code, message: f.message, tool: f.tool } });
+      delete result.value;
+    }
     // A hook's stop (a sub-agent's report, a handoff) ends the session whatever value the code returned.
     const stop = await this.deps.hooks?.afterCode?.(s, step);
     if (!stop && result.ok && guards.result) {
@@ -353,8 +404,8 @@ export function interruptedMove(s: AgentSession): Next {
 }
 
 /**
- * A CODE step that was running when its process died. For now it runs again from the start (its tool calls
- * may happen twice); this is the one place to play its logged tool calls back instead once they are durable.
+ * A CODE step that was running when its process died: it runs again from the top, and its logged calls are
+ * replayed (journal.ts), so none that ended is made twice.
  */
 function inFlightCode(step: Step): Next {
   return { kind: "run_code", step };

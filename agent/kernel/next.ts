@@ -20,6 +20,7 @@ import type { HumanDeps } from "./human.js";
 import type { LoopDeps, MemoryService } from "./deps.js";
 import type { SessionLog } from "./session-log.js";
 import type { SpendAccount } from "./spend.js";
+import type { StepJournal } from "./journal.js";
 
 export type Next =
   /** `retried`: the model's last reply for this move could not be used, and the move is being made again. */
@@ -66,6 +67,8 @@ export interface Run {
   human?: HumanDeps;
   /** What the session (with its sub-agents) spent, against its budgets and its callers'. */
   account: SpendAccount;
+  /** The durable-step log of this drive's CODE steps. */
+  journal: StepJournal;
 }
 
 /** Ends the session: the loop stops at the `end` move this returns. */

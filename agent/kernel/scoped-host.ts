@@ -3,6 +3,8 @@
  * session, so concurrent sessions over one hub (batch runs) never see each other's calls.
  */
 import { ToolError, type CallOptions, type ToolCallRecord, type ToolHost } from "../../core/index.js";
+import { measuredRecord } from "./call-record.js";
+import { HaltedCall } from "./journal.js";
 
 export function scopedHost(host: ToolHost, now: () => number, iso: () => string): ToolHost {
   const listeners = new Set<(r: ToolCallRecord) => void>();
@@ -21,27 +23,28 @@ export function scopedHost(host: ToolHost, now: () => number, iso: () => string)
       const emit = (r: ToolCallRecord) => {
         for (const l of listeners) l(r);
       };
-      const measured = (
-        r: Pick<ToolCallRecord, "ok" | "bytes" | "error_kind" | "error_message">,
-      ): ToolCallRecord => {
-        const info = host.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
-        return {
-          // A tool this view does not list (a narrow agent's refused call) is still logged by its own name.
-          server: info?.server ?? (name.includes(".") ? name.slice(0, name.indexOf(".")) : ""),
-          tool: info?.name ?? name.slice(name.indexOf(".") + 1),
-          started_at: startedAt,
-          latency_ms: now() - started,
-          ...r,
-        };
-      };
       try {
         const value = await host.call(name, args, { ...options, onRecord: (r) => (record = r) });
-        emit(record ?? measured({ ok: true, bytes: Buffer.byteLength(JSON.stringify(value) ?? "") }));
+        emit(
+          record ??
+            measuredRecord(host, name, startedAt, now() - started, {
+              ok: true,
+              bytes: Buffer.byteLength(JSON.stringify(value) ?? ""),
+            }),
+        );
         return value;
       } catch (e) {
+        // A call its step's halt cut short is not a call: on resume it is made (or asked about) again.
+        if (e instanceof HaltedCall) throw e;
         const code = e instanceof ToolError ? e.code : "TOOL_ERROR";
         emit(
-          record ?? measured({ ok: false, bytes: 0, error_kind: code, error_message: (e as Error).message }),
+          record ??
+            measuredRecord(host, name, startedAt, now() - started, {
+              ok: false,
+              bytes: 0,
+              error_kind: code,
+              error_message: (e as Error).message,
+            }),
         );
         throw e;
       }

@@ -52,6 +52,11 @@ function schemas(x: Expansion, expand = true) {
       /** Tools exempt from needs_approval (what editors call autoApprove / alwaysAllow). */
       auto_approve: names,
       /**
+       * Tools safe to call twice (ToolInfo.safeToRepeat) beside those the server annotates readOnlyHint or
+       * idempotentHint: a resumed step makes a call of one that was in doubt again instead of asking; "*" for all.
+       */
+      idempotent: names,
+      /**
        * Folders (or file:// URIs) the server may work in, answered to its roots/list; relative paths resolve
        * against the config file's folder. Absent: the hub's roots (the working directory).
        */

@@ -231,6 +231,7 @@ export class MultiMCP implements ToolHost {
       }
       const sent = target.info ? validateArgs(qualified, target.info.inputSchema, args) : args;
       const timeoutMs = Math.min(options.timeoutMs ?? Infinity, target.conn.config.timeout_ms);
+      options.onSend?.();
       const answer = await target.conn.call(tool, sent, { signal: options.signal, timeoutMs, qualified });
       const result = answer.result;
       bytes = answer.bytes;

@@ -27,7 +27,7 @@ function isSandboxBuiltin(name: string): boolean {
 /** What routing needs of a server connection. */
 export interface Routable {
   readonly id: string;
-  readonly config: Pick<ServerConfig, "allow" | "deny" | "needs_approval" | "auto_approve">;
+  readonly config: Pick<ServerConfig, "allow" | "deny" | "needs_approval" | "auto_approve" | "idempotent">;
   readonly tools: Tool[];
 }
 
@@ -101,6 +101,7 @@ export function buildRoutes<C extends Routable>(conns: Iterable<C>): Routes<C> {
         inputSchema: stripControlsDeep(t.inputSchema) as Record<string, unknown>,
         ...(t.outputSchema && { outputSchema: stripControlsDeep(t.outputSchema) as Record<string, unknown> }),
         ...(needsApproval(conn.config, t.name) && { needsApproval: true }),
+        ...(safeToRepeat(conn.config, t) && { safeToRepeat: true }),
       };
       list.push(info);
       byName.set(qualified, { conn, info });
@@ -117,6 +118,19 @@ export function buildRoutes<C extends Routable>(conns: Iterable<C>): Routes<C> {
  * qualified names (the caller learns it is unavailable, not that the tool does not exist), unless its
  * allow/deny lists forbid the tool.
  */
+/** The server says calling it twice changes nothing more (MCP annotations), or the config says so. */
+function safeToRepeat(
+  c: Pick<ServerConfig, "idempotent">,
+  t: { name: string; annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean } },
+): boolean {
+  return (
+    t.annotations?.readOnlyHint === true ||
+    t.annotations?.idempotentHint === true ||
+    c.idempotent.includes(t.name) ||
+    c.idempotent.includes("*")
+  );
+}
+
 /** Listed in needs_approval (or "*" there) and not exempted by auto_approve. */
 function needsApproval(c: Pick<ServerConfig, "needs_approval" | "auto_approve">, tool: string): boolean {
   return (

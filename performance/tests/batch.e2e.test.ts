@@ -321,8 +321,22 @@ describe("pda batch, end to end", () => {
     expect(new Set(q.rows.map((x) => x["Session Id"])).size).toBe(30);
     expect(q.rows.every((x) => x.Status === "succeeded" && x.Correct === "true")).toBe(true);
     const t = readCsv(join(out, "tool_performance_status.csv"));
-    // One add per row: a session the crash cut short goes on from its logged step, not from the start.
-    expect(t.rows.map((x) => [x["Tool Name"], x["Number of Times Invoked"]])).toEqual([["add", "30"]]);
+    // One add per row: a session the crash cut short goes on from its logged step, and a step the kill cut
+    // short replays the calls it had made. Only an add the kill caught in flight (in doubt: sent, no answer
+    // logged) was made again (add is read-only, safe to repeat), and that is counted: it was sent twice.
+    const check = new Database(db, { readonly: true });
+    const { n: inDoubt } = check
+      .prepare("SELECT count(*) AS n FROM tool_calls WHERE state = 'in_doubt'")
+      .get() as { n: number };
+    const { n: replayed } = check
+      .prepare("SELECT count(*) AS n FROM tool_calls WHERE state = 'replayed'")
+      .get() as { n: number };
+    check.close();
+    expect(inDoubt).toBeLessThanOrEqual(inFlight.length);
+    expect(replayed).toBeLessThanOrEqual(inFlight.length);
+    expect(t.rows.map((x) => [x["Tool Name"], x["Number of Times Invoked"]])).toEqual([
+      ["add", String(30 + inDoubt)],
+    ]);
 
     const state = BatchState.parse(JSON.parse(readFileSync(join(out, "batch.json"), "utf8")));
     expect(state.invocations.map((i) => i.status)).toEqual(["running", "finished"]);

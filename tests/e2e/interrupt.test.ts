@@ -48,7 +48,7 @@ function pdaRun(db: string, script: unknown): string[] {
 
 const SLOW = code(["Step 0: wait"], 0, "return await slow({ ms: 3000, steps: 30 })");
 
-it("go on: the cancelled call is made again and the session finishes", async () => {
+it("go on: the cancelled call is in doubt; the person says to make it again, and the session finishes", async () => {
   const db = join(dir, "on.db");
   await withTmux(
     pdaRun(db, { perception: [snap(), achieved("waited")], decision: [SLOW] }),
@@ -59,6 +59,12 @@ it("go on: the cancelled call is made again and the session finishes", async () 
       await t.waitFor("What now?", { timeoutMs: 15_000 });
       expect(await t.screen()).toMatch(/Ctrl-C cancelled step 0's code/);
       await t.sendKeys("Enter"); // Go on
+      // The step runs again by replay; the cancelled call may have reached the server, and slow is not
+      // marked safe to repeat, so the person is asked.
+      await t.waitFor("Did this call happen?", { timeoutMs: 15_000 });
+      expect(await t.screen()).toMatch(/sent faulty\.slow with:/);
+      await t.sendKeys("Up", "Up"); // from the default (skip) to "Make it again"
+      await t.sendKeys("Enter");
       expect(await t.waitForExit({ timeoutMs: 30_000 })).toBe(0);
       expect(await t.output()).toMatch(/answer waited/);
     },
@@ -66,11 +72,16 @@ it("go on: the cancelled call is made again and the session finishes", async () 
   const sqlite = new Database(db, { readonly: true });
   try {
     const human = sqlite.prepare("SELECT kind, answer, answered_by FROM human_inputs").all();
-    expect(human).toEqual([{ kind: "interrupt", answer: "continue", answered_by: "terminal" }]);
-    const calls = sqlite.prepare("SELECT tool, ok, error_kind FROM tool_calls ORDER BY id").all();
+    expect(human).toEqual([
+      { kind: "interrupt", answer: "continue", answered_by: "terminal" },
+      { kind: "in_doubt", answer: "repeat", answered_by: "terminal" },
+    ]);
+    const calls = sqlite
+      .prepare("SELECT tool, seq, state, ok, error_kind, decided_by FROM tool_calls ORDER BY id")
+      .all();
     expect(calls).toEqual([
-      { tool: "slow", ok: 0, error_kind: "TOOL_CANCELLED" },
-      { tool: "slow", ok: 1, error_kind: null },
+      { tool: "slow", seq: 0, state: "in_doubt", ok: 0, error_kind: "TOOL_CANCELLED", decided_by: null },
+      { tool: "slow", seq: 0, state: "done", ok: 1, error_kind: null, decided_by: "terminal:repeat" },
     ]);
   } finally {
     sqlite.close();

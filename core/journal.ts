@@ -1,0 +1,40 @@
+/**
+ * The durable-step log's read side and its one write that is not a finished call: the intent, logged before a
+ * call leaves for its server, so a process that dies with the call in flight leaves it marked "sent". The
+ * finished call is the SessionRecorder's recordToolCall (with `seq`), which completes the same row.
+ */
+import type { ToolCallState } from "./schemas.js";
+
+export interface ToolIntent {
+  seq: number;
+  server: string;
+  tool: string;
+  args_sha: string;
+  args_json: string;
+  started_at: string;
+}
+
+/** One logged call of a step, as a resumed step sees it. */
+export interface LoggedCall {
+  seq: number;
+  server: string;
+  tool: string;
+  args_sha: string | null;
+  state: ToolCallState;
+  ok: boolean;
+  error_kind: string | null;
+  error_message: string | null;
+  result_json: string | null;
+}
+
+export interface ToolJournal {
+  /** Durable on return. */
+  intent(sessionId: string, stepIndex: number, intent: ToolIntent): void;
+  /**
+   * The calls a step made in its earlier runs, one per position: a finished call wins over one left in doubt
+   * (a later run made it again); replayed copies are not listed.
+   */
+  stepCalls(sessionId: string, stepIndex: number): LoggedCall[];
+  /** Calls of the session still "sent" are in doubt: their process is gone (the caller made sure). */
+  markInDoubt(sessionId: string): number;
+}

@@ -1,0 +1,215 @@
+/**
+ * Durable CODE steps, the way a crash happens: `pda run` (a real child process, a real store) is killed with
+ * SIGKILL at many points of a step that makes twelve calls to a server with side effects (tests' ledger server,
+ * which writes down every call it receives), then `pda resume` finishes it. For every kill point: each charge
+ * (not idempotent) happened exactly once, each lookup (read-only) at least once, and the step returned what an
+ * uninterrupted run returns. A charge left in doubt is answered the way a person would: by looking at the
+ * ledger (it happened: give its result; it did not: make it again).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { stringify } from "yaml";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { PACKAGE_ROOT } from "../../core/index.js";
+import { achieved, code, snap } from "../../agent/tests/harness.js";
+
+const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
+const ITEMS = 6;
+/** Each item: a lookup, then a charge whose amount comes from it and a nonce from the seeded Math.random. */
+const STEP = `
+let total = 0;
+const receipts = [];
+for (let i = 0; i < ${ITEMS}; i++) {
+  const v = await lookup({ id: i });
+  const r = await charge({ id: i, amount: v.value, nonce: Math.floor(Math.random() * 1e9) });
+  total += r.amount;
+  receipts.push(r.receipt);
+}
+return { total, receipts, started: new Date().getTime() > 0 };`;
+const KILL_POINTS = Number(process.env.KILLS ?? 50);
+const PARALLEL = 3;
+
+let dir: string;
+const children = new Set<ChildProcess>();
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-e2e-durable-"));
+  // No time limit ends a step the machine is slow to run; the kill does.
+  writeFileSync(
+    join(dir, "profiles.yaml"),
+    stringify({ default: "t", profiles: { t: { sandbox: { timeout_ms: 3_600_000 } } } }),
+  );
+});
+afterAll(() => {
+  for (const c of children) c.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Case {
+  folder: string;
+  db: string;
+  ledger: string;
+}
+
+function setUp(name: string): Case {
+  const folder = join(dir, name);
+  const ledger = join(folder, "ledger.jsonl");
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder);
+  writeFileSync(
+    join(folder, "mcp_server_config.yaml"),
+    stringify({
+      servers: [
+        {
+          id: "shop",
+          command: process.execPath,
+          args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
+          env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "15" },
+        },
+      ],
+    }),
+  );
+  writeFileSync(join(folder, "profiles.yaml"), readFileSync(join(dir, "profiles.yaml")));
+  writeFileSync(
+    join(folder, "model.yaml"),
+    stringify({ perception: [snap(), achieved("charged")], decision: [code(["Step 0: charge"], 0, STEP)] }),
+  );
+  writeFileSync(join(folder, "resume.yaml"), stringify({ perception: [achieved("charged")] }));
+  return { folder, db: join(folder, "pda.db"), ledger };
+}
+
+function pda(
+  c: Case,
+  args: string[],
+): { child: ChildProcess; done: Promise<{ code: number | null; stderr: string }> } {
+  const child = spawn(process.execPath, [MAIN, "--config", c.folder, "--db", c.db, ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  children.add(child);
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once("exit", (code) => {
+      children.delete(child);
+      resolve({ code, stderr });
+    }),
+  );
+  return { child, done };
+}
+
+const ledgerLines = (c: Case): Array<{ tool: string; id?: number }> =>
+  existsSync(c.ledger)
+    ? readFileSync(c.ledger, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { tool: string; id?: number })
+    : [];
+
+function query<T>(c: Case, sql: string, ...params: unknown[]): T[] {
+  const db = new Database(c.db, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const stepValue = (c: Case) =>
+  query<{ record_json: string }>(c, "SELECT record_json FROM steps WHERE idx = 0").map(
+    (r) => (JSON.parse(r.record_json) as { execution_result?: { value?: unknown } }).execution_result?.value,
+  )[0];
+
+async function runUninterrupted(): Promise<unknown> {
+  const c = setUp("whole");
+  const r = await pda(c, ["run", "charge all", "--model", `scripted:${join(c.folder, "model.yaml")}`]).done;
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return stepValue(c);
+}
+
+/** Kill point p: after the ledger has `k` calls written down, then `wait` ms more. */
+async function killAndResume(p: number, expected: unknown): Promise<string> {
+  const c = setUp(`kill-${p}`);
+  const k = 1 + (p % (ITEMS * 2));
+  const wait = Math.floor(p / (ITEMS * 2)) * 6;
+  const run = pda(c, [
+    "run",
+    "charge all",
+    "--model",
+    `scripted:${join(c.folder, "model.yaml")}`,
+    "--hil",
+    "policy:fail",
+  ]);
+  const deadline = Date.now() + 120_000;
+  while (ledgerLines(c).length < k && run.child.exitCode === null) {
+    if (Date.now() > deadline) throw new Error(`kill point ${p}: the ledger never reached ${k} calls`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await new Promise((r) => setTimeout(r, wait));
+  run.child.kill("SIGKILL");
+  await run.done;
+
+  const status = query<{ status: string }>(c, "SELECT status FROM sessions")[0]!.status;
+  let where = "finished before the kill";
+  if (status === "running") {
+    // A charge the dead process sent with no outcome logged: did the shop get it? The ledger says.
+    const sent = query<{ tool: string; args_json: string }>(
+      c,
+      "SELECT tool, args_json FROM tool_calls WHERE state = 'sent' AND tool = 'charge'",
+    );
+    const answers = sent.map((s) => {
+      const args = JSON.parse(s.args_json) as { id: number; amount: number };
+      const happened = ledgerLines(c).some((l) => l.tool === "charge" && l.id === args.id);
+      return happened
+        ? { choice: "give_result", value: { receipt: `r-${args.id}`, amount: args.amount } }
+        : "repeat";
+    });
+    writeFileSync(join(c.folder, "answers.yaml"), stringify({ in_doubt: answers }));
+    where = `resumed with ${sent.length} charge(s) in doubt`;
+    const id = query<{ id: string }>(c, "SELECT id FROM sessions")[0]!.id;
+    const r = await pda(c, [
+      "resume",
+      id,
+      "--model",
+      `scripted:${join(c.folder, "resume.yaml")}`,
+      "--hil",
+      `scripted:${join(c.folder, "answers.yaml")}`,
+    ]).done;
+    expect(r.stderr, `kill point ${p}`).toBe("");
+    expect(r.code, `kill point ${p}`).toBe(0);
+  }
+  expect(query(c, "SELECT status FROM sessions"), `kill point ${p}`).toEqual([{ status: "succeeded" }]);
+  const lines = ledgerLines(c);
+  for (let i = 0; i < ITEMS; i++) {
+    expect(
+      lines.filter((l) => l.tool === "charge" && l.id === i).length,
+      `kill point ${p}: charge ${i}`,
+    ).toBe(1);
+    expect(
+      lines.filter((l) => l.tool === "lookup" && l.id === i).length,
+      `kill point ${p}: lookup ${i}`,
+    ).toBeGreaterThanOrEqual(1);
+  }
+  expect(stepValue(c), `kill point ${p}`).toEqual(expected);
+  rmSync(c.folder, { recursive: true, force: true });
+  return where;
+}
+
+it(`SIGKILL at ${KILL_POINTS} points of a twelve-call step: every charge once, every lookup at least once, the same result`, async () => {
+  const expected = await runUninterrupted();
+  expect(expected).toMatchObject({ total: 105, receipts: ["r-0", "r-1", "r-2", "r-3", "r-4", "r-5"] });
+  const outcomes: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < KILL_POINTS) outcomes.push(await killAndResume(next++, expected));
+    }),
+  );
+  expect(outcomes).toHaveLength(KILL_POINTS);
+  // The kills landed mid-step, not only before or after it.
+  expect(outcomes.filter((o) => o.startsWith("resumed")).length).toBeGreaterThan(KILL_POINTS / 2);
+}, 900_000);
