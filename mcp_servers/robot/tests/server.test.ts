@@ -78,6 +78,23 @@ describe("robot MCP server", () => {
     expect(tools.find((t) => t.name === "move_to")!.description).toMatch(/x to the right, y away .* z up/);
   });
 
+  it("carries honest annotations: reads are safe to repeat after a crash, moves are not", () => {
+    const safe = Object.fromEntries(hub.tools().map((t) => [t.name, t.safeToRepeat === true]));
+    expect(safe).toEqual({
+      list_tasks: true,
+      get_observation: true,
+      detect_object: true,
+      get_image: true,
+      check_task_completion: true,
+      reset: false,
+      move_to: false,
+      execute_trajectory: false,
+      open_gripper: false,
+      close_gripper: false,
+      finish: false,
+    });
+  });
+
   it("says what to do when used before a reset, and names unknown tasks and objects", async () => {
     expect((await failure("robot.get_observation", {})).message).toMatch(
       /NO_EPISODE: .*call reset\(task, seed\) first/,
