@@ -33,6 +33,8 @@ const KILL_POINTS = Number(process.env.KILLS ?? 50);
 const PARALLEL = 3;
 
 let dir: string;
+/** `pda show` is checked once, on the first resumed kill point that replayed calls. */
+let shown = false;
 const children = new Set<ChildProcess>();
 
 beforeAll(() => {
@@ -84,18 +86,20 @@ function setUp(name: string): Case {
 function pda(
   c: Case,
   args: string[],
-): { child: ChildProcess; done: Promise<{ code: number | null; stderr: string }> } {
+): { child: ChildProcess; done: Promise<{ code: number | null; stderr: string; stdout: string }> } {
   const child = spawn(process.execPath, [MAIN, "--config", c.folder, "--db", c.db, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, NO_COLOR: "1" },
   });
   children.add(child);
   let stderr = "";
+  let stdout = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
-    child.once("exit", (code) => {
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  const done = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
+    child.once("close", (code) => {
       children.delete(child);
-      resolve({ code, stderr });
+      resolve({ code, stderr, stdout });
     }),
   );
   return { child, done };
@@ -181,6 +185,14 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
     ]).done;
     expect(r.stderr, `kill point ${p}`).toBe("");
     expect(r.code, `kill point ${p}`).toBe(0);
+    const replayed = query(c, "SELECT 1 FROM tool_calls WHERE state = 'replayed'").length;
+    if (!shown && replayed > 0) {
+      // What a person reading the session sees: which calls were replayed, which were in doubt, who decided.
+      shown = true;
+      const show = await pda(c, ["show", id]).done;
+      expect(show.stdout).toMatch(/shop\.lookup ok replayed/);
+      if (sent.length > 0) expect(show.stdout).toMatch(/shop\.charge \S+ in doubt/);
+    }
   }
   expect(query(c, "SELECT status FROM sessions"), `kill point ${p}`).toEqual([{ status: "succeeded" }]);
   const lines = ledgerLines(c);
