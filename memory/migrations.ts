@@ -294,6 +294,14 @@ CREATE TABLE prompt_texts (
 );
 ALTER TABLE llm_calls ADD COLUMN prompt_parts TEXT;`,
   },
+  // 11 is taken on another branch (tool_calls); versions only need to increase, so 12 lands either way.
+  {
+    version: 12,
+    name: "why the model stopped, per model call",
+    // The provider's finish reason verbatim (STOP, MAX_TOKENS, length, ...): `pda show` and the exported
+    // chat span's gen_ai.response.finish_reasons read it. NULL for calls logged before, or with no answer.
+    sql: `ALTER TABLE llm_calls ADD COLUMN finish_reason TEXT;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

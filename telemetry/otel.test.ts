@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { cliFolder, snap, type CliFolder } from "../cli/harness.js";
 import { distPath } from "../core/index.js";
+import { scriptedGeminiHandler, startFakeGemini, startFakeOpenAI } from "../testing/index.js";
 import { startReceiver, type ReceivedSpan, type Receiver } from "./tests/receiver.js";
 
 let cli: CliFolder;
@@ -168,6 +169,8 @@ describe("OpenTelemetry export", () => {
       expect(c.attributes["gen_ai.usage.input_tokens"]).toEqual(expect.any(Number));
       expect(c.attributes["gen_ai.usage.output_tokens"]).toEqual(expect.any(Number));
       expect(["perception", "decision"]).toContain(c.attributes["pda.model.role"]);
+      // A scripted reply is a whole one.
+      expect(c.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
       // Content only when asked for.
       expect(c.attributes["gen_ai.input.messages"]).toBeUndefined();
       expect(c.attributes["gen_ai.output.messages"]).toBeUndefined();
@@ -226,6 +229,89 @@ describe("OpenTelemetry export", () => {
     }
     expect(new Set(exported.map((s) => s.traceId)).size).toBe(1);
     expect(exported[0]!.traceId).not.toBe(live[0]!.traceId);
+  });
+
+  /**
+   * One session against a real model client: each chat span's gen_ai.response.finish_reasons (in call order)
+   * live, from `pda export --otel`, and in `pda show`, which read it back from the llm_calls row.
+   */
+  async function finishReasons(args: string[], env: Record<string, string>) {
+    const r = await cli.pda(["run", ...args, "What is 2+3?"], undefined, otelEnv(env));
+    expect(r.code, r.stderr).toBe(0);
+    const id = sessionOf(r.stdout);
+    const reasons = () =>
+      rx.spans
+        .filter((s) => s.name.startsWith("chat "))
+        .sort((a, b) => a.start - b.start)
+        .map((s) => [s.attributes["pda.model.role"], s.attributes["gen_ai.response.finish_reasons"]]);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const live = reasons();
+    rx.reset();
+    const e = await cli.pda(["export", id, "--otel"], undefined, otelEnv());
+    expect(e.code, e.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "exported session span");
+    expect(reasons(), "exported as sent live").toEqual(live);
+    const shown = (await cli.pda(["show", id])).stdout;
+    return { live, shown, spans: [...rx.spans] };
+  }
+
+  it("chat spans carry the provider's finish reason: the real Gemini client, live, stored and exported", async () => {
+    const script = scriptedGeminiHandler({
+      perception: [
+        { text: '{"entities": ["', finishReason: "MAX_TOKENS", usage: { input: 50, output: 400 } },
+        { json: snap(false) },
+        { json: snap(true, "5") },
+      ],
+      decision: [{ json: step("return await add(2, 3);", "add") }],
+    });
+    const gemini = await startFakeGemini({ handler: script.handler });
+    try {
+      const { live, shown, spans } = await finishReasons([], {
+        GEMINI_API_KEY: "k",
+        GEMINI_BASE_URL: gemini.url,
+      });
+      expect(live).toEqual([
+        ["perception", ["MAX_TOKENS"]],
+        ["perception", ["STOP"]],
+        ["decision", ["STOP"]],
+        ["perception", ["STOP"]],
+      ]);
+      expect(script.unconsumed()).toEqual({});
+      // The cut-off call failed, and says why the model stopped beside its error.
+      const cut = spans.find(
+        (s) => s.attributes["gen_ai.response.finish_reasons"]?.toString() === "MAX_TOKENS",
+      )!;
+      expect(cut.attributes["error.type"]).toBe("MODEL_TRUNCATED");
+      expect(shown).toMatch(/model perception gemini\/gemini-flash-latest .* finish MAX_TOKENS/);
+      expect(shown).toMatch(/model decision gemini\/gemini-flash-latest .* finish STOP/);
+    } finally {
+      await gemini.close();
+    }
+  });
+
+  it("chat spans carry the provider's finish reason: the real OpenAI client, live, stored and exported", async () => {
+    const roles: Record<string, string> = { PerceptionSnapshot: "perception", DecisionOutput: "decision" };
+    let perceptions = 0;
+    const openai = await startFakeOpenAI({
+      handler: (req) =>
+        roles[req.body.response_format?.json_schema?.name ?? ""] === "decision"
+          ? { json: step("return await add(2, 3);", "add"), finishReason: "stop" }
+          : ++perceptions === 1
+            ? { text: '{"entities": [', finishReason: "length" }
+            : { json: snap(perceptions > 2, "5"), finishReason: "stop" },
+    });
+    try {
+      const { live, shown } = await finishReasons(["--model", "openai:m"], { OPENAI_BASE_URL: openai.url });
+      expect(live).toEqual([
+        ["perception", ["length"]],
+        ["perception", ["stop"]],
+        ["decision", ["stop"]],
+        ["perception", ["stop"]],
+      ]);
+      expect(shown).toMatch(/model perception openai\/m .* finish length/);
+    } finally {
+      await openai.close();
+    }
   });
 
   it("content is captured only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, redacted like the store", async () => {
