@@ -1,12 +1,11 @@
 /**
  * OpenTelemetry export end to end: `pda run`, `pda batch` and `pda export --otel` as child processes with the
  * scripted model, the real math MCP server and a real store, sending through the real OTLP exporters to a
- * receiver on 127.0.0.1 (http/json decoded; http/protobuf checked on the wire).
+ * receiver on 127.0.0.1 (http/json, http/protobuf and gRPC; protobuf decoded with the official definitions).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import * as grpc from "@grpc/grpc-js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -104,6 +103,72 @@ afterAll(async () => {
 });
 beforeEach(() => rx.reset());
 
+/**
+ * The trace of the team session (boss calling adder and multiplier from one CODE step), however it was sent:
+ * span names, parent links, attributes and times.
+ */
+function checkTeamTrace(live: ReceivedSpan[], teamSession: string): void {
+  const spans = byId(live);
+
+  const boss = one(live, "invoke_agent boss");
+  expect(boss.parentSpanId).toBeUndefined();
+  expect(boss.attributes).toMatchObject({
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": "boss",
+    "gen_ai.conversation.id": teamSession,
+    "pda.session.status": "succeeded",
+  });
+  expect(boss.resource["service.name"]).toBe("pda");
+  expect(new Set(live.map((s) => s.traceId)).size).toBe(1);
+
+  const bossStep = live.find((s) => s.name === "pda.step CODE" && s.parentSpanId === boss.spanId)!;
+  expect(bossStep.attributes).toMatchObject({ "pda.step.index": 0, "pda.step.status": "completed" });
+  for (const [agent, tool] of [
+    ["adder", "add"],
+    ["multiplier", "multiply"],
+  ] as const) {
+    const sub = one(live, `invoke_agent ${agent}`);
+    expect(sub.parentSpanId, `${agent} under the boss's CODE step`).toBe(bossStep.spanId);
+    expect(sub.attributes["pda.session.parent_id"]).toBe(teamSession);
+    const exec = one(live, `execute_tool ${tool}`);
+    expect(exec.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": tool,
+      "pda.tool.server": "math",
+    });
+    const subStep = spans.get(exec.parentSpanId!)!;
+    expect(subStep.name).toBe("pda.step CODE");
+    expect(subStep.parentSpanId).toBe(sub.spanId);
+    // A child span lies within its parent.
+    expect(exec.start).toBeGreaterThanOrEqual(subStep.start);
+    expect(exec.end).toBeLessThanOrEqual(subStep.end);
+    expect(sub.start).toBeGreaterThanOrEqual(bossStep.start);
+    expect(sub.end).toBeLessThanOrEqual(bossStep.end);
+  }
+
+  const chats = live.filter((s) => s.name.startsWith("chat "));
+  // boss: perception, decision, perception; each sub-agent: perception, decision.
+  expect(chats.length).toBe(7);
+  for (const c of chats) {
+    expect(c.kind).toBe(3); // CLIENT
+    expect(c.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "scripted",
+    });
+    expect(typeof c.attributes["gen_ai.request.model"]).toBe("string");
+    expect(c.attributes["gen_ai.usage.input_tokens"]).toEqual(expect.any(Number));
+    expect(c.attributes["gen_ai.usage.output_tokens"]).toEqual(expect.any(Number));
+    expect(["perception", "decision"]).toContain(c.attributes["pda.model.role"]);
+    // A scripted reply is a whole one.
+    expect(c.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+    // Content only when asked for.
+    expect(c.attributes["gen_ai.input.messages"]).toBeUndefined();
+    expect(c.attributes["gen_ai.output.messages"]).toBeUndefined();
+  }
+  expect(boss.attributes["gen_ai.input.messages"]).toBeUndefined();
+  expect(JSON.stringify(live)).not.toContain("2+3 and 6*7?");
+}
+
 describe("OpenTelemetry export", () => {
   let teamSession: string;
   let live: ReceivedSpan[];
@@ -120,63 +185,7 @@ describe("OpenTelemetry export", () => {
     // Spans are flushed on exit: everything is there once the process has ended.
     await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
     live = [...rx.spans];
-    const spans = byId(live);
-
-    const boss = one(live, "invoke_agent boss");
-    expect(boss.parentSpanId).toBeUndefined();
-    expect(boss.attributes).toMatchObject({
-      "gen_ai.operation.name": "invoke_agent",
-      "gen_ai.agent.name": "boss",
-      "gen_ai.conversation.id": teamSession,
-      "pda.session.status": "succeeded",
-    });
-    expect(boss.resource["service.name"]).toBe("pda");
-    expect(new Set(live.map((s) => s.traceId)).size).toBe(1);
-
-    const bossStep = live.find((s) => s.name === "pda.step CODE" && s.parentSpanId === boss.spanId)!;
-    expect(bossStep.attributes).toMatchObject({ "pda.step.index": 0, "pda.step.status": "completed" });
-    for (const [agent, tool] of [
-      ["adder", "add"],
-      ["multiplier", "multiply"],
-    ] as const) {
-      const sub = one(live, `invoke_agent ${agent}`);
-      expect(sub.parentSpanId, `${agent} under the boss's CODE step`).toBe(bossStep.spanId);
-      expect(sub.attributes["pda.session.parent_id"]).toBe(teamSession);
-      const exec = one(live, `execute_tool ${tool}`);
-      expect(exec.attributes).toMatchObject({
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": tool,
-        "pda.tool.server": "math",
-      });
-      const subStep = spans.get(exec.parentSpanId!)!;
-      expect(subStep.name).toBe("pda.step CODE");
-      expect(subStep.parentSpanId).toBe(sub.spanId);
-      // A child span lies within its parent.
-      expect(exec.start).toBeGreaterThanOrEqual(subStep.start);
-      expect(sub.start).toBeGreaterThanOrEqual(bossStep.start);
-    }
-
-    const chats = live.filter((s) => s.name.startsWith("chat "));
-    // boss: perception, decision, perception; each sub-agent: perception, decision.
-    expect(chats.length).toBe(7);
-    for (const c of chats) {
-      expect(c.kind).toBe(3); // CLIENT
-      expect(c.attributes).toMatchObject({
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": "scripted",
-      });
-      expect(typeof c.attributes["gen_ai.request.model"]).toBe("string");
-      expect(c.attributes["gen_ai.usage.input_tokens"]).toEqual(expect.any(Number));
-      expect(c.attributes["gen_ai.usage.output_tokens"]).toEqual(expect.any(Number));
-      expect(["perception", "decision"]).toContain(c.attributes["pda.model.role"]);
-      // A scripted reply is a whole one.
-      expect(c.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
-      // Content only when asked for.
-      expect(c.attributes["gen_ai.input.messages"]).toBeUndefined();
-      expect(c.attributes["gen_ai.output.messages"]).toBeUndefined();
-    }
-    expect(boss.attributes["gen_ai.input.messages"]).toBeUndefined();
-    expect(JSON.stringify(live)).not.toContain("2+3 and 6*7?");
+    checkTeamTrace(live, teamSession);
     await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
     expect(rx.metrics).toEqual(
       expect.arrayContaining([
@@ -380,71 +389,73 @@ describe("OpenTelemetry export", () => {
     for (const s of exported) expect(s.parentSpanId).toBe(again.spanId);
   });
 
-  it("the default protocol is http/protobuf", async () => {
-    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`,
-    });
-    expect(r.code).toBe(0);
-    // The batch processor may send a run's spans in more than one request.
-    const traces = () => rx.raw.filter((q) => q.path === "/v1/traces");
-    const sent = () => Buffer.concat(traces().map((q) => q.body));
-    await rx.until(
-      () => sent().includes("invoke_agent pda"),
-      "a protobuf trace request with the session span",
+  it("the default protocol is http/protobuf: the team session, decoded with the official OTLP definitions, checks out as over http/json", async () => {
+    const r = await cli.pda(
+      ["run", "--profile", "team", "--model", teamScript(), "2+3 and 6*7?"],
+      undefined,
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      },
     );
-    for (const q of traces()) {
-      expect(q.contentType).toBe("application/x-protobuf");
-      expect(() => JSON.parse(q.body.toString("utf8"))).toThrow();
-    }
-    // Protobuf keeps strings as UTF-8: the span names are there, in bodies that are not JSON.
-    expect(sent().includes("execute_tool add")).toBe(true);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
+    const traces = rx.raw.filter((q) => q.path === "/v1/traces");
+    for (const q of traces) expect(q.contentType).toBe("application/x-protobuf");
+    const decoded = [...rx.spans];
+    expect(new Set(decoded.map((s) => s.protocol))).toEqual(new Set(["http/protobuf"]));
+    checkTeamTrace(decoded, sessionOf(r.stdout));
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric over protobuf");
+
+    // The same session from the store, over protobuf: the tree, the model and tool calls' times and
+    // attributes as the live protobuf run sent them.
+    rx.reset();
+    const e = await cli.pda(["export", sessionOf(r.stdout), "--otel"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+    });
+    expect(e.code, e.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "exported boss span");
+    const calls = (spans: ReceivedSpan[]) =>
+      spans
+        .filter((s) => /^(chat|execute_tool) /.test(s.name))
+        .map((s) => ({ name: s.name, start: s.start, end: s.end, attributes: s.attributes }))
+        .sort((x, y) => x.start - y.start || x.name.localeCompare(y.name));
+    expect(calls(rx.spans)).toEqual(calls(decoded));
   });
 
-  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends over gRPC", async () => {
-    // A gRPC server answering the OTLP trace service's Export with an empty response, keeping the raw request.
-    const got: Buffer[] = [];
-    const server = new grpc.Server();
-    const raw = (b: Buffer) => b;
-    server.addService(
-      {
-        Export: {
-          path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: raw,
-          requestDeserialize: raw,
-          responseSerialize: () => Buffer.alloc(0),
-          responseDeserialize: raw,
-        },
-      },
-      {
-        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
-          got.push(call.request);
-          done(null, Buffer.alloc(0));
-        },
-      },
+  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: the trace and metrics services get the session, decoded with the official definitions", async () => {
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.grpcUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    await rx.until(
+      () => named(rx.spans, "invoke_agent pda").length === 1,
+      "a gRPC export with the session span",
     );
-    const port = await new Promise<number>((res, rej) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? rej(e) : res(p),
-      ),
+    expect(rx.raw, "nothing over HTTP").toEqual([]);
+    expect(new Set(rx.spans.map((s) => s.protocol))).toEqual(new Set(["grpc"]));
+    const session = one(rx.spans, "invoke_agent pda");
+    expect(session.parentSpanId).toBeUndefined();
+    expect(session.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.conversation.id": sessionOf(r.stdout),
+      "pda.session.status": "succeeded",
+    });
+    const step = one(rx.spans, "pda.step CODE");
+    expect(step.parentSpanId).toBe(session.spanId);
+    const exec = one(rx.spans, "execute_tool add");
+    expect(exec.parentSpanId).toBe(step.spanId);
+    expect(exec.attributes).toMatchObject({ "gen_ai.tool.name": "add", "pda.tool.server": "math" });
+    expect(exec.start).toBeGreaterThanOrEqual(step.start);
+    expect(exec.end).toBeLessThanOrEqual(step.end);
+    expect(step.start).toBeGreaterThanOrEqual(session.start);
+    expect(session.end).toBeGreaterThanOrEqual(step.end);
+    expect(rx.spans.filter((s) => s.name.startsWith("chat ")).map((s) => s.parentSpanId)).toContain(
+      session.spanId,
     );
-    try {
-      const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}`,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
-        OTEL_METRICS_EXPORTER: "none",
-      });
-      expect(r.code).toBe(0);
-      expect(r.stderr).toBe("");
-      await rx.until(
-        () => got.some((b) => b.includes("invoke_agent pda")),
-        "a gRPC export with the session span",
-      );
-      expect(got.some((b) => b.includes("execute_tool add"))).toBe(true);
-    } finally {
-      server.forceShutdown();
-    }
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric over gRPC");
   });
 
   it("a dead collector changes nothing in the session and costs one warning", async () => {
