@@ -458,6 +458,36 @@ describe("OpenTelemetry export", () => {
     await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric over gRPC");
   });
 
+  it("the standard variables apply: headers, service name, resource attributes, sampler", async () => {
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=k123,x-team=calc",
+      OTEL_SERVICE_NAME: "calculator",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=math",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const traces = rx.raw.filter((q) => q.path === "/v1/traces");
+    for (const q of traces) expect(q.headers).toMatchObject({ "x-api-key": "k123", "x-team": "calc" });
+    expect(one(rx.spans, "invoke_agent pda").resource).toMatchObject({
+      "service.name": "calculator",
+      "deployment.environment": "test",
+      team: "math",
+    });
+
+    // A sampler that keeps nothing: the session is the same, no span goes out (metrics still do).
+    rx.reset();
+    const off = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      OTEL_TRACES_SAMPLER: "always_off",
+    });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toMatch(/answer 5/);
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
+    expect(rx.spans).toEqual([]);
+    expect(rx.raw.filter((q) => q.path === "/v1/traces")).toEqual([]);
+  });
+
   it("a dead collector changes nothing in the session and costs one warning", async () => {
     const closed = await startReceiver();
     const url = closed.url;

@@ -33,8 +33,8 @@ export interface Receiver {
   grpcUrl: string;
   spans: ReceivedSpan[];
   metrics: string[];
-  /** Every HTTP request: path, content type and body. */
-  raw: Array<{ path: string; contentType: string; body: Buffer }>;
+  /** Every HTTP request: path, content type, headers and body. */
+  raw: Array<{ path: string; contentType: string; headers: IncomingMessage["headers"]; body: Buffer }>;
   /** Waits (polling, up to a generous deadline) until `ok()` holds; throws naming what was received. */
   until(ok: () => boolean, what: string): Promise<void>;
   reset(): void;
@@ -149,7 +149,7 @@ export async function startReceiver(): Promise<Receiver> {
   const server = createServer((req, res) => {
     void body(req).then((b) => {
       const contentType = req.headers["content-type"] ?? "";
-      r.raw.push({ path: req.url ?? "", contentType, body: b });
+      r.raw.push({ path: req.url ?? "", contentType, headers: req.headers, body: b });
       const json = contentType.includes("json");
       const protobuf = contentType.includes("protobuf");
       try {
