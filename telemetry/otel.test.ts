@@ -12,6 +12,7 @@ import { stringify } from "yaml";
 import { cliFolder, snap, type CliFolder } from "../cli/harness.js";
 import { distPath } from "../core/index.js";
 import { scriptedGeminiHandler, startFakeGemini, startFakeOpenAI } from "../testing/index.js";
+import { startRedis } from "../performance/testing/redis.js";
 import { startReceiver, type ReceivedSpan, type Receiver } from "./tests/receiver.js";
 
 let cli: CliFolder;
@@ -486,6 +487,73 @@ describe("OpenTelemetry export", () => {
     await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
     expect(rx.spans).toEqual([]);
     expect(rx.raw.filter((q) => q.path === "/v1/traces")).toEqual([]);
+  });
+
+  /** `pda <args>` as a child with `input` on stdin; its output so far, and its end. */
+  function child(args: string[], env: Record<string, string>, input = "") {
+    const proc = spawn(process.execPath, [distPath("main.js"), "--config", cli.config, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: cli.dir, NO_COLOR: "1", ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (d: Buffer) => (stdout += String(d)));
+    proc.stderr.on("data", (d: Buffer) => (stderr += String(d)));
+    proc.stdin.end(input);
+    const done = new Promise<number | null>((res) => proc.on("close", (code) => res(code)));
+    return { proc, done, out: () => ({ stdout, stderr }) };
+  }
+
+  it("pda chat traces each question's session", async () => {
+    const c = child(
+      ["--db", join(cli.dir, "pda.db"), "chat", "--model", plainScript()],
+      otelEnv(),
+      "What is 2+3?\n/exit\n",
+    );
+    expect(await c.done, c.out().stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "the chat session's span");
+    const session = one(rx.spans, "invoke_agent pda");
+    expect(session.attributes["pda.session.status"]).toBe("succeeded");
+    expect(one(rx.spans, "execute_tool add").traceId).toBe(session.traceId);
+  });
+
+  it("pda worker traces the sessions it runs for pda batch --queue", async () => {
+    const redis = await startRedis();
+    const worker = child(
+      ["--db", join(cli.dir, "worker.db"), "worker", "--queue", redis.url, "--name", "w1"],
+      otelEnv(),
+    );
+    try {
+      await rx.until(
+        () => /waiting for jobs/.test(worker.out().stderr) || worker.proc.exitCode !== null,
+        "the worker to wait for jobs",
+      );
+      expect(worker.out().stderr).toMatch(/waiting for jobs/);
+      const input = join(cli.dir, "queue.csv");
+      writeFileSync(input, "Query,Expected\nWhat is 2+3?,5\n");
+      const r = await cli.pda([
+        "batch",
+        input,
+        "--out",
+        join(cli.dir, "queue-out"),
+        "--queue",
+        redis.url,
+        "--model",
+        plainScript(),
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      // Spans leave with the batch processor's next round, or when the worker stops.
+      worker.proc.kill("SIGTERM");
+      expect(await worker.done).toBe(0);
+      await rx.until(() => named(rx.spans, "invoke_agent batch").length === 1, "the worker's session span");
+      const session = one(rx.spans, "invoke_agent batch");
+      expect(session.attributes["pda.session.status"]).toBe("succeeded");
+      const step = one(rx.spans, "pda.step CODE");
+      expect(step.parentSpanId).toBe(session.spanId);
+      expect(one(rx.spans, "execute_tool add").parentSpanId).toBe(step.spanId);
+    } finally {
+      worker.proc.kill("SIGKILL");
+      await redis.stop();
+    }
   });
 
   it("a dead collector changes nothing in the session and costs one warning", async () => {
