@@ -571,6 +571,30 @@ describe("OpenTelemetry export", () => {
     expect(warnings[0]).toMatch(/exporting (spans|metrics) failed/);
   });
 
+  it("a collector answering 503, or never answering, changes nothing in the session and costs at most one warning", async () => {
+    for (const faults of [{ status: 503 }, { hang: true }]) {
+      const bad = await startReceiver(faults);
+      try {
+        const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: bad.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        });
+        expect(r.code, JSON.stringify(faults)).toBe(0);
+        expect(r.stdout).toMatch(/answer 5/);
+        // It was tried: the spans reached the collector, which failed them.
+        expect(bad.raw.some((q) => q.path === "/v1/traces")).toBe(true);
+        const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
+        // Failing answers are reported once; a collector that never answers is given up on at exit, quietly.
+        if (faults.status)
+          expect(warnings, r.stderr).toEqual([expect.stringMatching(/exporting (spans|metrics) failed/)]);
+        else expect(warnings.length, r.stderr).toBeLessThanOrEqual(1);
+        expect(r.stderr.split("\n").filter((l) => l.trim() && !l.includes("OpenTelemetry"))).toEqual([]);
+      } finally {
+        await bad.close();
+      }
+    }
+  });
+
   it("a human question is a span of its own, from when it was put to when it was answered", async () => {
     const plan = ["Step 0: ask the unit", "Step 1: add"];
     const script = join(cli.dir, "nop.yaml");

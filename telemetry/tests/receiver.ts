@@ -95,7 +95,13 @@ async function body(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** A collector in trouble: every HTTP request answered with `status` (e.g. 503), or never answered (`hang`). */
+export interface ReceiverFaults {
+  status?: number;
+  hang?: boolean;
+}
+
+export async function startReceiver(faults: ReceiverFaults = {}): Promise<Receiver> {
   const r: Omit<Receiver, "url" | "grpcUrl" | "close"> = {
     spans: [],
     metrics: [],
@@ -150,6 +156,12 @@ export async function startReceiver(): Promise<Receiver> {
     void body(req).then((b) => {
       const contentType = req.headers["content-type"] ?? "";
       r.raw.push({ path: req.url ?? "", contentType, headers: req.headers, body: b });
+      if (faults.hang) return;
+      if (faults.status) {
+        res.writeHead(faults.status, { "content-type": "text/plain" });
+        res.end("collector in trouble");
+        return;
+      }
       const json = contentType.includes("json");
       const protobuf = contentType.includes("protobuf");
       try {
@@ -196,6 +208,7 @@ export async function startReceiver(): Promise<Receiver> {
     grpcUrl: `http://127.0.0.1:${grpcPort}`,
     close: async () => {
       rpc.forceShutdown();
+      server.closeAllConnections(); // a hanging collector's requests too
       await new Promise<void>((res) => server.close(() => res()));
     },
   } as Receiver;
