@@ -178,9 +178,10 @@ function eventLines(e: TimelineEvent, verbose: boolean): string[] {
       const fail = c.ok ? "" : chalk.red(` failed: ${clip(oneLine(c.error ?? ""), 160)}`);
       const tries = c.attempts > 1 ? ` · ${c.attempts} attempts` : "";
       const cost = c.cost_usd === undefined ? "" : ` · ${usd(c.cost_usd)}`;
+      const finish = c.finish_reason === undefined ? "" : ` · finish ${c.finish_reason}`;
       return [
         chalk.dim(
-          `  model ${c.role} ${c.provider}/${c.model} · ${c.input_tokens}→${c.output_tokens} tok${cost} · ${Math.round(c.latency_ms)} ms${tries}`,
+          `  model ${c.role} ${c.provider}/${c.model} · ${c.input_tokens}→${c.output_tokens} tok${cost} · ${Math.round(c.latency_ms)} ms${tries}${finish}`,
         ) + fail,
       ];
     }

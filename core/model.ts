@@ -36,6 +36,8 @@ export interface GenerateResult<T> {
   retries?: number;
   /** Money spent, from the provider's cost table; absent when the model has no price. */
   cost_usd?: number;
+  /** Why the model stopped on the last call, verbatim from its provider (RawCompletion). */
+  finish_reason?: string;
 }
 
 /** One model behind one interface: schema in, validated value + usage + latency out. */
@@ -71,6 +73,13 @@ export interface RawCompletion {
   usage: TokenUsage;
   /** Transport retries this turn needed. */
   retries?: number;
+  /**
+   * Why the model stopped, verbatim from the provider: Gemini's finishReason (STOP, MAX_TOKENS, SAFETY, ...),
+   * an OpenAI-compatible choice's finish_reason (stop, length, content_filter, tool_calls, ...), node-llama-cpp's
+   * stopReason (eogToken, maxTokens, ...), "stop" for scripted playback. The GenAI conventions'
+   * gen_ai.response.finish_reasons carries it as is.
+   */
+  finish_reason?: string;
 }
 
 /**

@@ -360,6 +360,8 @@ export const LlmCallRecord = z.object({
   /** The validated value, when ok. */
   value: z.unknown().optional(),
   error: z.string().optional(),
+  /** Why the model stopped on the last call, verbatim from the provider (RawCompletion in core/model.ts). */
+  finish_reason: z.string().optional(),
   started_at: z.string(),
 });
 export type LlmCallRecord = z.infer<typeof LlmCallRecord>;

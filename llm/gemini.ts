@@ -129,6 +129,7 @@ export class GeminiTransport implements Transport {
           raw: e.raw,
           usage: addUsage(empty, e.usage),
           attempts: 1,
+          finish_reason: e.finish_reason,
         });
       }
       throw e;
@@ -247,7 +248,7 @@ export function readResponse(res: GenerateContentResponse, model: string): RawCo
     .map((p) => p.text)
     .join("");
   const fail = (code: ModelErrorCode, message: string) =>
-    new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
+    new ModelOutputError(code, message, { raw: text, usage, attempts: 1, finish_reason: cand?.finishReason });
   const block = res.promptFeedback?.blockReason;
   if (block) {
     const why = res.promptFeedback?.blockReasonMessage;
@@ -268,7 +269,7 @@ export function readResponse(res: GenerateContentResponse, model: string): RawCo
   if (!text.trim()) {
     throw fail("MODEL_EMPTY", `gemini:${model} returned an empty answer (finishReason ${finish})`);
   }
-  return { text, usage };
+  return { text, usage, ...(cand.finishReason ? { finish_reason: cand.finishReason } : {}) };
 }
 
 /** SDK and network failures as ModelErrors; 429 and 5xx are transient, with the server's RetryInfo delay. */

@@ -50,6 +50,8 @@ describe.skipIf(!HAVE)(NAME, () => {
       });
       expect(PerceptionSnapshot.safeParse(r.value).success).toBe(true);
       expect(r).toMatchObject({ provider: "llama", attempts: 1 });
+      // node-llama-cpp's stopReason: the grammar's JSON was complete (an end token, or the grammar's own stop).
+      expect(["eogToken", "stopGenerationTrigger"]).toContain(r.finish_reason);
       expect(r.usage.input_tokens).toBeGreaterThan(0);
       expect(r.usage.output_tokens).toBeGreaterThan(10);
     }
@@ -116,7 +118,7 @@ describe.skipIf(!HAVE)(NAME, () => {
         schemaName: "P",
       })
       .catch((x: unknown) => x);
-    expect(e).toMatchObject({ code: "MODEL_TRUNCATED", attempts: 1 });
+    expect(e).toMatchObject({ code: "MODEL_TRUNCATED", attempts: 1, finish_reason: "maxTokens" });
     // The cut-off reply's tokens were spent all the same (counted by re-tokenizing its text, so up to the limit).
     const { usage } = e as ModelOutputError;
     expect(usage.input_tokens).toBeGreaterThan(0);

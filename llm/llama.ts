@@ -93,10 +93,10 @@ export class LlamaTransport implements Transport {
         throw new ModelOutputError(
           "MODEL_TRUNCATED",
           `llama:${this.model} hit its output token limit (${maxTokens}); raise max_output_tokens in models.yaml`,
-          { raw: meta.responseText, usage, attempts: 1 },
+          { raw: meta.responseText, usage, attempts: 1, finish_reason: meta.stopReason },
         );
       }
-      return { text: meta.responseText, usage };
+      return { text: meta.responseText, usage, finish_reason: meta.stopReason };
     } catch (e) {
       if (e instanceof ModelError) throw e;
       throw new ModelError("MODEL_HTTP", `llama:${this.model}: ${(e as Error).message}`, { cause: e });

@@ -125,7 +125,12 @@ export class OpenAITransport implements Transport {
     let text = choice?.message?.content ?? "";
     const where = `openai:${this.model}`;
     const fail = (code: ModelErrorCode, message: string) =>
-      new ModelOutputError(code, message, { raw: text, usage, attempts: 1 });
+      new ModelOutputError(code, message, {
+        raw: text,
+        usage,
+        attempts: 1,
+        finish_reason: choice?.finish_reason ?? undefined,
+      });
     if (!choice) throw fail("MODEL_EMPTY", `${where} returned no choices`);
     if (choice.message?.refusal) throw fail("MODEL_BLOCKED", `${where} refused: ${choice.message.refusal}`);
     if (choice.finish_reason === "length") {
@@ -140,7 +145,7 @@ export class OpenAITransport implements Transport {
     }
     if (!text.trim()) throw fail("MODEL_EMPTY", `${where} returned an empty answer`);
     if (strictOf) text = undoStrictNulls(text, strictOf);
-    return { text, usage };
+    return { text, usage, ...(choice.finish_reason ? { finish_reason: choice.finish_reason } : {}) };
   }
 
   private mapError(e: unknown, call: CallWatch, timeoutMs: number): ModelError {

@@ -122,6 +122,8 @@ export class ScriptedTransport implements Transport {
     return Promise.resolve({
       text,
       usage: { input_tokens: estimateTokens(turn.system + turn.prompt), output_tokens: estimateTokens(text) },
+      // A played reply is a whole one; a script's error entry stands for a failure with no reply at all.
+      finish_reason: "stop",
     });
   }
 

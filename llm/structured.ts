@@ -62,16 +62,19 @@ export class ModelOutputError extends ModelError {
   readonly attempts: number;
   /** Money spent on the failed calls; absent when the model has no price. */
   readonly cost_usd?: number;
+  /** Why the model stopped on the last call (MAX_TOKENS, SAFETY, length, ...), when it said. */
+  readonly finish_reason?: string;
   constructor(
     code: ModelErrorCode,
     message: string,
-    details: { raw: string; usage: TokenUsage; attempts: number; cost_usd?: number },
+    details: { raw: string; usage: TokenUsage; attempts: number; cost_usd?: number; finish_reason?: string },
   ) {
     super(code, message);
     this.raw = details.raw;
     this.usage = details.usage;
     this.attempts = details.attempts;
     this.cost_usd = details.cost_usd;
+    this.finish_reason = details.finish_reason;
   }
 }
 
@@ -127,7 +130,13 @@ export class StructuredProvider implements ModelProvider {
         // A reply cut off or blocked was paid for, and so were the attempts before it.
         usage.input_tokens += e.usage.input_tokens;
         usage.output_tokens += e.usage.output_tokens;
-        throw new ModelOutputError(e.code, e.message, { raw: e.raw, usage, attempts: attempt, ...cost() });
+        throw new ModelOutputError(e.code, e.message, {
+          raw: e.raw,
+          usage,
+          attempts: attempt,
+          finish_reason: e.finish_reason,
+          ...cost(),
+        });
       }
       usage.input_tokens += reply.usage.input_tokens;
       usage.output_tokens += reply.usage.output_tokens;
@@ -143,6 +152,7 @@ export class StructuredProvider implements ModelProvider {
           provider: this.provider,
           model: this.model,
           retries,
+          ...(reply.finish_reason !== undefined ? { finish_reason: reply.finish_reason } : {}),
           ...cost(),
         };
       }
@@ -151,7 +161,7 @@ export class StructuredProvider implements ModelProvider {
           FAILURE_CODE[parsed.kind],
           `${this.provider}:${this.model} gave no valid ${request.schemaName} for ${request.role} after ` +
             `${attempt} call${attempt > 1 ? "s" : ""}: ${parsed.message}`,
-          { raw: reply.text, usage, attempts: attempt, ...cost() },
+          { raw: reply.text, usage, attempts: attempt, finish_reason: reply.finish_reason, ...cost() },
         );
       }
       prompt = repairPrompt(request.prompt, reply.text, parsed.message, request.schemaName);

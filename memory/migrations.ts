@@ -309,6 +309,13 @@ ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;
 CREATE INDEX tool_calls_step ON tool_calls(session_id, step_index, seq) WHERE seq IS NOT NULL;
 CREATE INDEX tool_calls_sent ON tool_calls(session_id) WHERE state = 'sent';`,
   },
+  {
+    version: 12,
+    name: "why the model stopped, per model call",
+    // The provider's finish reason verbatim (STOP, MAX_TOKENS, length, ...): `pda show` and the exported
+    // chat span's gen_ai.response.finish_reasons read it. NULL for calls logged before, or with no answer.
+    sql: `ALTER TABLE llm_calls ADD COLUMN finish_reason TEXT;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -421,6 +421,7 @@ interface LlmDbRow {
   raw_response_bytes: number;
   value_json: string | null;
   error: string | null;
+  finish_reason: string | null;
   started_at: string;
   ord: number;
 }
@@ -441,6 +442,7 @@ function llmSummary(r: LlmDbRow): LlmCallSummary {
   };
   if (r.cost_usd !== null) out.cost_usd = r.cost_usd;
   if (r.error !== null) out.error = r.error;
+  if (r.finish_reason !== null) out.finish_reason = r.finish_reason;
   return out;
 }
 
@@ -466,6 +468,7 @@ export function llmCalls(db: Database.Database, idOrPrefix: string): LlmCallReco
       if (r.cost_usd !== null) rec.cost_usd = r.cost_usd;
       if (r.value_json !== null) rec.value = JSON.parse(r.value_json);
       if (r.error !== null) rec.error = r.error;
+      if (r.finish_reason !== null) rec.finish_reason = r.finish_reason;
       return rec;
     });
 }

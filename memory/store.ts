@@ -297,8 +297,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         this.db,
         `INSERT INTO llm_calls (session_id, role, provider, model, ok, input_tokens, output_tokens, latency_ms,
           attempts, cost_usd, prompt, prompt_parts, prompt_bytes, raw_response, raw_response_bytes, value_json,
-          error, started_at, ord)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?)`,
+          error, finish_reason, started_at, ord)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         sessionId,
         this.clean.text(r.role),
@@ -317,6 +317,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         // The validated value is what replay plays back, so it is redacted but never cut.
         this.clean.json(r.value) ?? null,
         this.clean.optText(r.error),
+        this.clean.optText(r.finish_reason),
         r.started_at,
         this.nextOrd(),
       ),

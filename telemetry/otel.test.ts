@@ -1,17 +1,18 @@
 /**
  * OpenTelemetry export end to end: `pda run`, `pda batch` and `pda export --otel` as child processes with the
  * scripted model, the real math MCP server and a real store, sending through the real OTLP exporters to a
- * receiver on 127.0.0.1 (http/json decoded; http/protobuf checked on the wire).
+ * receiver on 127.0.0.1 (http/json, http/protobuf and gRPC; protobuf decoded with the official definitions).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import * as grpc from "@grpc/grpc-js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { cliFolder, snap, type CliFolder } from "../cli/harness.js";
 import { distPath } from "../core/index.js";
+import { scriptedGeminiHandler, startFakeGemini, startFakeOpenAI } from "../testing/index.js";
+import { startRedis } from "../performance/testing/redis.js";
 import { startReceiver, type ReceivedSpan, type Receiver } from "./tests/receiver.js";
 
 let cli: CliFolder;
@@ -103,6 +104,72 @@ afterAll(async () => {
 });
 beforeEach(() => rx.reset());
 
+/**
+ * The trace of the team session (boss calling adder and multiplier from one CODE step), however it was sent:
+ * span names, parent links, attributes and times.
+ */
+function checkTeamTrace(live: ReceivedSpan[], teamSession: string): void {
+  const spans = byId(live);
+
+  const boss = one(live, "invoke_agent boss");
+  expect(boss.parentSpanId).toBeUndefined();
+  expect(boss.attributes).toMatchObject({
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": "boss",
+    "gen_ai.conversation.id": teamSession,
+    "pda.session.status": "succeeded",
+  });
+  expect(boss.resource["service.name"]).toBe("pda");
+  expect(new Set(live.map((s) => s.traceId)).size).toBe(1);
+
+  const bossStep = live.find((s) => s.name === "pda.step CODE" && s.parentSpanId === boss.spanId)!;
+  expect(bossStep.attributes).toMatchObject({ "pda.step.index": 0, "pda.step.status": "completed" });
+  for (const [agent, tool] of [
+    ["adder", "add"],
+    ["multiplier", "multiply"],
+  ] as const) {
+    const sub = one(live, `invoke_agent ${agent}`);
+    expect(sub.parentSpanId, `${agent} under the boss's CODE step`).toBe(bossStep.spanId);
+    expect(sub.attributes["pda.session.parent_id"]).toBe(teamSession);
+    const exec = one(live, `execute_tool ${tool}`);
+    expect(exec.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": tool,
+      "pda.tool.server": "math",
+    });
+    const subStep = spans.get(exec.parentSpanId!)!;
+    expect(subStep.name).toBe("pda.step CODE");
+    expect(subStep.parentSpanId).toBe(sub.spanId);
+    // A child span lies within its parent.
+    expect(exec.start).toBeGreaterThanOrEqual(subStep.start);
+    expect(exec.end).toBeLessThanOrEqual(subStep.end);
+    expect(sub.start).toBeGreaterThanOrEqual(bossStep.start);
+    expect(sub.end).toBeLessThanOrEqual(bossStep.end);
+  }
+
+  const chats = live.filter((s) => s.name.startsWith("chat "));
+  // boss: perception, decision, perception; each sub-agent: perception, decision.
+  expect(chats.length).toBe(7);
+  for (const c of chats) {
+    expect(c.kind).toBe(3); // CLIENT
+    expect(c.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "scripted",
+    });
+    expect(typeof c.attributes["gen_ai.request.model"]).toBe("string");
+    expect(c.attributes["gen_ai.usage.input_tokens"]).toEqual(expect.any(Number));
+    expect(c.attributes["gen_ai.usage.output_tokens"]).toEqual(expect.any(Number));
+    expect(["perception", "decision"]).toContain(c.attributes["pda.model.role"]);
+    // A scripted reply is a whole one.
+    expect(c.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+    // Content only when asked for.
+    expect(c.attributes["gen_ai.input.messages"]).toBeUndefined();
+    expect(c.attributes["gen_ai.output.messages"]).toBeUndefined();
+  }
+  expect(boss.attributes["gen_ai.input.messages"]).toBeUndefined();
+  expect(JSON.stringify(live)).not.toContain("2+3 and 6*7?");
+}
+
 describe("OpenTelemetry export", () => {
   let teamSession: string;
   let live: ReceivedSpan[];
@@ -119,61 +186,7 @@ describe("OpenTelemetry export", () => {
     // Spans are flushed on exit: everything is there once the process has ended.
     await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
     live = [...rx.spans];
-    const spans = byId(live);
-
-    const boss = one(live, "invoke_agent boss");
-    expect(boss.parentSpanId).toBeUndefined();
-    expect(boss.attributes).toMatchObject({
-      "gen_ai.operation.name": "invoke_agent",
-      "gen_ai.agent.name": "boss",
-      "gen_ai.conversation.id": teamSession,
-      "pda.session.status": "succeeded",
-    });
-    expect(boss.resource["service.name"]).toBe("pda");
-    expect(new Set(live.map((s) => s.traceId)).size).toBe(1);
-
-    const bossStep = live.find((s) => s.name === "pda.step CODE" && s.parentSpanId === boss.spanId)!;
-    expect(bossStep.attributes).toMatchObject({ "pda.step.index": 0, "pda.step.status": "completed" });
-    for (const [agent, tool] of [
-      ["adder", "add"],
-      ["multiplier", "multiply"],
-    ] as const) {
-      const sub = one(live, `invoke_agent ${agent}`);
-      expect(sub.parentSpanId, `${agent} under the boss's CODE step`).toBe(bossStep.spanId);
-      expect(sub.attributes["pda.session.parent_id"]).toBe(teamSession);
-      const exec = one(live, `execute_tool ${tool}`);
-      expect(exec.attributes).toMatchObject({
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": tool,
-        "pda.tool.server": "math",
-      });
-      const subStep = spans.get(exec.parentSpanId!)!;
-      expect(subStep.name).toBe("pda.step CODE");
-      expect(subStep.parentSpanId).toBe(sub.spanId);
-      // A child span lies within its parent.
-      expect(exec.start).toBeGreaterThanOrEqual(subStep.start);
-      expect(sub.start).toBeGreaterThanOrEqual(bossStep.start);
-    }
-
-    const chats = live.filter((s) => s.name.startsWith("chat "));
-    // boss: perception, decision, perception; each sub-agent: perception, decision.
-    expect(chats.length).toBe(7);
-    for (const c of chats) {
-      expect(c.kind).toBe(3); // CLIENT
-      expect(c.attributes).toMatchObject({
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": "scripted",
-      });
-      expect(typeof c.attributes["gen_ai.request.model"]).toBe("string");
-      expect(c.attributes["gen_ai.usage.input_tokens"]).toEqual(expect.any(Number));
-      expect(c.attributes["gen_ai.usage.output_tokens"]).toEqual(expect.any(Number));
-      expect(["perception", "decision"]).toContain(c.attributes["pda.model.role"]);
-      // Content only when asked for.
-      expect(c.attributes["gen_ai.input.messages"]).toBeUndefined();
-      expect(c.attributes["gen_ai.output.messages"]).toBeUndefined();
-    }
-    expect(boss.attributes["gen_ai.input.messages"]).toBeUndefined();
-    expect(JSON.stringify(live)).not.toContain("2+3 and 6*7?");
+    checkTeamTrace(live, teamSession);
     await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
     expect(rx.metrics).toEqual(
       expect.arrayContaining([
@@ -226,6 +239,89 @@ describe("OpenTelemetry export", () => {
     }
     expect(new Set(exported.map((s) => s.traceId)).size).toBe(1);
     expect(exported[0]!.traceId).not.toBe(live[0]!.traceId);
+  });
+
+  /**
+   * One session against a real model client: each chat span's gen_ai.response.finish_reasons (in call order)
+   * live, from `pda export --otel`, and in `pda show`, which read it back from the llm_calls row.
+   */
+  async function finishReasons(args: string[], env: Record<string, string>) {
+    const r = await cli.pda(["run", ...args, "What is 2+3?"], undefined, otelEnv(env));
+    expect(r.code, r.stderr).toBe(0);
+    const id = sessionOf(r.stdout);
+    const reasons = () =>
+      rx.spans
+        .filter((s) => s.name.startsWith("chat "))
+        .sort((a, b) => a.start - b.start)
+        .map((s) => [s.attributes["pda.model.role"], s.attributes["gen_ai.response.finish_reasons"]]);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const live = reasons();
+    rx.reset();
+    const e = await cli.pda(["export", id, "--otel"], undefined, otelEnv());
+    expect(e.code, e.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "exported session span");
+    expect(reasons(), "exported as sent live").toEqual(live);
+    const shown = (await cli.pda(["show", id])).stdout;
+    return { live, shown, spans: [...rx.spans] };
+  }
+
+  it("chat spans carry the provider's finish reason: the real Gemini client, live, stored and exported", async () => {
+    const script = scriptedGeminiHandler({
+      perception: [
+        { text: '{"entities": ["', finishReason: "MAX_TOKENS", usage: { input: 50, output: 400 } },
+        { json: snap(false) },
+        { json: snap(true, "5") },
+      ],
+      decision: [{ json: step("return await add(2, 3);", "add") }],
+    });
+    const gemini = await startFakeGemini({ handler: script.handler });
+    try {
+      const { live, shown, spans } = await finishReasons([], {
+        GEMINI_API_KEY: "k",
+        GEMINI_BASE_URL: gemini.url,
+      });
+      expect(live).toEqual([
+        ["perception", ["MAX_TOKENS"]],
+        ["perception", ["STOP"]],
+        ["decision", ["STOP"]],
+        ["perception", ["STOP"]],
+      ]);
+      expect(script.unconsumed()).toEqual({});
+      // The cut-off call failed, and says why the model stopped beside its error.
+      const cut = spans.find(
+        (s) => s.attributes["gen_ai.response.finish_reasons"]?.toString() === "MAX_TOKENS",
+      )!;
+      expect(cut.attributes["error.type"]).toBe("MODEL_TRUNCATED");
+      expect(shown).toMatch(/model perception gemini\/gemini-flash-latest .* finish MAX_TOKENS/);
+      expect(shown).toMatch(/model decision gemini\/gemini-flash-latest .* finish STOP/);
+    } finally {
+      await gemini.close();
+    }
+  });
+
+  it("chat spans carry the provider's finish reason: the real OpenAI client, live, stored and exported", async () => {
+    const roles: Record<string, string> = { PerceptionSnapshot: "perception", DecisionOutput: "decision" };
+    let perceptions = 0;
+    const openai = await startFakeOpenAI({
+      handler: (req) =>
+        roles[req.body.response_format?.json_schema?.name ?? ""] === "decision"
+          ? { json: step("return await add(2, 3);", "add"), finishReason: "stop" }
+          : ++perceptions === 1
+            ? { text: '{"entities": [', finishReason: "length" }
+            : { json: snap(perceptions > 2, "5"), finishReason: "stop" },
+    });
+    try {
+      const { live, shown } = await finishReasons(["--model", "openai:m"], { OPENAI_BASE_URL: openai.url });
+      expect(live).toEqual([
+        ["perception", ["length"]],
+        ["perception", ["stop"]],
+        ["decision", ["stop"]],
+        ["perception", ["stop"]],
+      ]);
+      expect(shown).toMatch(/model perception openai\/m .* finish length/);
+    } finally {
+      await openai.close();
+    }
   });
 
   it("content is captured only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, redacted like the store", async () => {
@@ -294,70 +390,169 @@ describe("OpenTelemetry export", () => {
     for (const s of exported) expect(s.parentSpanId).toBe(again.spanId);
   });
 
-  it("the default protocol is http/protobuf", async () => {
-    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${rx.url}/v1/traces`,
-    });
-    expect(r.code).toBe(0);
-    // The batch processor may send a run's spans in more than one request.
-    const traces = () => rx.raw.filter((q) => q.path === "/v1/traces");
-    const sent = () => Buffer.concat(traces().map((q) => q.body));
-    await rx.until(
-      () => sent().includes("invoke_agent pda"),
-      "a protobuf trace request with the session span",
+  it("the default protocol is http/protobuf: the team session, decoded with the official OTLP definitions, checks out as over http/json", async () => {
+    const r = await cli.pda(
+      ["run", "--profile", "team", "--model", teamScript(), "2+3 and 6*7?"],
+      undefined,
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      },
     );
-    for (const q of traces()) {
-      expect(q.contentType).toBe("application/x-protobuf");
-      expect(() => JSON.parse(q.body.toString("utf8"))).toThrow();
-    }
-    // Protobuf keeps strings as UTF-8: the span names are there, in bodies that are not JSON.
-    expect(sent().includes("execute_tool add")).toBe(true);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
+    const traces = rx.raw.filter((q) => q.path === "/v1/traces");
+    for (const q of traces) expect(q.contentType).toBe("application/x-protobuf");
+    const decoded = [...rx.spans];
+    expect(new Set(decoded.map((s) => s.protocol))).toEqual(new Set(["http/protobuf"]));
+    checkTeamTrace(decoded, sessionOf(r.stdout));
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric over protobuf");
+
+    // The same session from the store, over protobuf: the tree, the model and tool calls' times and
+    // attributes as the live protobuf run sent them.
+    rx.reset();
+    const e = await cli.pda(["export", sessionOf(r.stdout), "--otel"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+    });
+    expect(e.code, e.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "exported boss span");
+    const calls = (spans: ReceivedSpan[]) =>
+      spans
+        .filter((s) => /^(chat|execute_tool) /.test(s.name))
+        .map((s) => ({ name: s.name, start: s.start, end: s.end, attributes: s.attributes }))
+        .sort((x, y) => x.start - y.start || x.name.localeCompare(y.name));
+    expect(calls(rx.spans)).toEqual(calls(decoded));
   });
 
-  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends over gRPC", async () => {
-    // A gRPC server answering the OTLP trace service's Export with an empty response, keeping the raw request.
-    const got: Buffer[] = [];
-    const server = new grpc.Server();
-    const raw = (b: Buffer) => b;
-    server.addService(
-      {
-        Export: {
-          path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-          requestStream: false,
-          responseStream: false,
-          requestSerialize: raw,
-          requestDeserialize: raw,
-          responseSerialize: () => Buffer.alloc(0),
-          responseDeserialize: raw,
-        },
-      },
-      {
-        Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
-          got.push(call.request);
-          done(null, Buffer.alloc(0));
-        },
-      },
+  it("OTEL_EXPORTER_OTLP_PROTOCOL=grpc: the trace and metrics services get the session, decoded with the official definitions", async () => {
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.grpcUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    await rx.until(
+      () => named(rx.spans, "invoke_agent pda").length === 1,
+      "a gRPC export with the session span",
     );
-    const port = await new Promise<number>((res, rej) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? rej(e) : res(p),
-      ),
+    expect(rx.raw, "nothing over HTTP").toEqual([]);
+    expect(new Set(rx.spans.map((s) => s.protocol))).toEqual(new Set(["grpc"]));
+    const session = one(rx.spans, "invoke_agent pda");
+    expect(session.parentSpanId).toBeUndefined();
+    expect(session.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.conversation.id": sessionOf(r.stdout),
+      "pda.session.status": "succeeded",
+    });
+    const step = one(rx.spans, "pda.step CODE");
+    expect(step.parentSpanId).toBe(session.spanId);
+    const exec = one(rx.spans, "execute_tool add");
+    expect(exec.parentSpanId).toBe(step.spanId);
+    expect(exec.attributes).toMatchObject({ "gen_ai.tool.name": "add", "pda.tool.server": "math" });
+    expect(exec.start).toBeGreaterThanOrEqual(step.start);
+    expect(exec.end).toBeLessThanOrEqual(step.end);
+    expect(step.start).toBeGreaterThanOrEqual(session.start);
+    expect(session.end).toBeGreaterThanOrEqual(step.end);
+    expect(rx.spans.filter((s) => s.name.startsWith("chat ")).map((s) => s.parentSpanId)).toContain(
+      session.spanId,
+    );
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric over gRPC");
+  });
+
+  it("the standard variables apply: headers, service name, resource attributes, sampler", async () => {
+    const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=k123,x-team=calc",
+      OTEL_SERVICE_NAME: "calculator",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=math",
+    });
+    expect(r.code, r.stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "session span");
+    const traces = rx.raw.filter((q) => q.path === "/v1/traces");
+    for (const q of traces) expect(q.headers).toMatchObject({ "x-api-key": "k123", "x-team": "calc" });
+    expect(one(rx.spans, "invoke_agent pda").resource).toMatchObject({
+      "service.name": "calculator",
+      "deployment.environment": "test",
+      team: "math",
+    });
+
+    // A sampler that keeps nothing: the session is the same, no span goes out (metrics still do).
+    rx.reset();
+    const off = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
+      OTEL_TRACES_SAMPLER: "always_off",
+    });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toMatch(/answer 5/);
+    await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
+    expect(rx.spans).toEqual([]);
+    expect(rx.raw.filter((q) => q.path === "/v1/traces")).toEqual([]);
+  });
+
+  /** `pda <args>` as a child with `input` on stdin; its output so far, and its end. */
+  function child(args: string[], env: Record<string, string>, input = "") {
+    const proc = spawn(process.execPath, [distPath("main.js"), "--config", cli.config, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: cli.dir, NO_COLOR: "1", ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (d: Buffer) => (stdout += String(d)));
+    proc.stderr.on("data", (d: Buffer) => (stderr += String(d)));
+    proc.stdin.end(input);
+    const done = new Promise<number | null>((res) => proc.on("close", (code) => res(code)));
+    return { proc, done, out: () => ({ stdout, stderr }) };
+  }
+
+  it("pda chat traces each question's session", async () => {
+    const c = child(
+      ["--db", join(cli.dir, "pda.db"), "chat", "--model", plainScript()],
+      otelEnv(),
+      "What is 2+3?\n/exit\n",
+    );
+    expect(await c.done, c.out().stderr).toBe(0);
+    await rx.until(() => named(rx.spans, "invoke_agent pda").length === 1, "the chat session's span");
+    const session = one(rx.spans, "invoke_agent pda");
+    expect(session.attributes["pda.session.status"]).toBe("succeeded");
+    expect(one(rx.spans, "execute_tool add").traceId).toBe(session.traceId);
+  });
+
+  it("pda worker traces the sessions it runs for pda batch --queue", async () => {
+    const redis = await startRedis();
+    const worker = child(
+      ["--db", join(cli.dir, "worker.db"), "worker", "--queue", redis.url, "--name", "w1"],
+      otelEnv(),
     );
     try {
-      const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}`,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
-        OTEL_METRICS_EXPORTER: "none",
-      });
-      expect(r.code).toBe(0);
-      expect(r.stderr).toBe("");
       await rx.until(
-        () => got.some((b) => b.includes("invoke_agent pda")),
-        "a gRPC export with the session span",
+        () => /waiting for jobs/.test(worker.out().stderr) || worker.proc.exitCode !== null,
+        "the worker to wait for jobs",
       );
-      expect(got.some((b) => b.includes("execute_tool add"))).toBe(true);
+      expect(worker.out().stderr).toMatch(/waiting for jobs/);
+      const input = join(cli.dir, "queue.csv");
+      writeFileSync(input, "Query,Expected\nWhat is 2+3?,5\n");
+      const r = await cli.pda([
+        "batch",
+        input,
+        "--out",
+        join(cli.dir, "queue-out"),
+        "--queue",
+        redis.url,
+        "--model",
+        plainScript(),
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      // Spans leave with the batch processor's next round, or when the worker stops.
+      worker.proc.kill("SIGTERM");
+      expect(await worker.done).toBe(0);
+      await rx.until(() => named(rx.spans, "invoke_agent batch").length === 1, "the worker's session span");
+      const session = one(rx.spans, "invoke_agent batch");
+      expect(session.attributes["pda.session.status"]).toBe("succeeded");
+      const step = one(rx.spans, "pda.step CODE");
+      expect(step.parentSpanId).toBe(session.spanId);
+      expect(one(rx.spans, "execute_tool add").parentSpanId).toBe(step.spanId);
     } finally {
-      server.forceShutdown();
+      worker.proc.kill("SIGKILL");
+      await redis.stop();
     }
   });
 
@@ -374,6 +569,30 @@ describe("OpenTelemetry export", () => {
     const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/exporting (spans|metrics) failed/);
+  });
+
+  it("a collector answering 503, or never answering, changes nothing in the session and costs at most one warning", async () => {
+    for (const faults of [{ status: 503 }, { hang: true }]) {
+      const bad = await startReceiver(faults);
+      try {
+        const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+          OTEL_EXPORTER_OTLP_ENDPOINT: bad.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        });
+        expect(r.code, JSON.stringify(faults)).toBe(0);
+        expect(r.stdout).toMatch(/answer 5/);
+        // It was tried: the spans reached the collector, which failed them.
+        expect(bad.raw.some((q) => q.path === "/v1/traces")).toBe(true);
+        const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
+        // Failing answers are reported once; a collector that never answers is given up on at exit, quietly.
+        if (faults.status)
+          expect(warnings, r.stderr).toEqual([expect.stringMatching(/exporting (spans|metrics) failed/)]);
+        else expect(warnings.length, r.stderr).toBeLessThanOrEqual(1);
+        expect(r.stderr.split("\n").filter((l) => l.trim() && !l.includes("OpenTelemetry"))).toEqual([]);
+      } finally {
+        await bad.close();
+      }
+    }
   });
 
   it("a human question is a span of its own, from when it was put to when it was answered", async () => {

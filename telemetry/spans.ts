@@ -248,13 +248,14 @@ export class SpanWriter {
       [PDA.attempts]: r.attempts,
     };
     if (r.cost_usd !== undefined) attributes[PDA.cost] = r.cost_usd;
+    if (r.finish_reason !== undefined) attributes["gen_ai.response.finish_reasons"] = [r.finish_reason];
     if (this.opts.captureContent) {
       if (r.prompt !== undefined) attributes["gen_ai.input.messages"] = this.messages("user", r.prompt);
       if (r.raw_response !== undefined)
         attributes["gen_ai.output.messages"] = this.messages(
           "assistant",
           r.raw_response,
-          r.ok ? "stop" : "error",
+          r.finish_reason ?? (r.ok ? "stop" : "error"),
         );
     }
     const span = this.tracer.startSpan(

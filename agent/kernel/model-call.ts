@@ -72,6 +72,7 @@ async function callModel<T>(
       prompt,
       raw_response: result.raw,
       value: result.value,
+      ...(result.finish_reason !== undefined ? { finish_reason: result.finish_reason } : {}),
       started_at: startedAt,
     });
     return result;
@@ -96,6 +97,7 @@ async function callModel<T>(
       prompt,
       raw_response: paid?.raw ?? "",
       error,
+      ...(paid?.finish_reason !== undefined ? { finish_reason: paid.finish_reason } : {}),
       started_at: startedAt,
     });
     throw e;

@@ -97,6 +97,7 @@ export class ReplayTransport implements Transport {
     return {
       text: JSON.stringify(call.value),
       usage: { input_tokens: call.input_tokens, output_tokens: call.output_tokens },
+      ...(call.finish_reason !== undefined ? { finish_reason: call.finish_reason } : {}),
     };
   }
 

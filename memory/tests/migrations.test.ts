@@ -25,9 +25,12 @@ function fixtureDb(): string {
 }
 
 describe("migrations", () => {
-  it("are numbered 1..n without gaps", () => {
-    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
-    expect(SCHEMA_VERSION).toBe(MIGRATIONS.length);
+  it("are numbered from 1 in increasing order, the last one the schema version", () => {
+    // Branches number their migrations apart (one may land 12 before another's 11): order is what counts.
+    const versions = MIGRATIONS.map((m) => m.version);
+    expect(versions[0]).toBe(1);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
+    expect(SCHEMA_VERSION).toBe(versions.at(-1));
   });
 
   it("upgrade a version-1 store: data kept, search index built from it, batch tables added", () => {

@@ -1,9 +1,14 @@
 /**
- * An OTLP/HTTP receiver for tests, on 127.0.0.1: it keeps what the real exporters send. http/json requests
- * are decoded into flat spans and metric names; http/protobuf bodies are kept raw (see `raw`).
+ * An OTLP receiver for tests, on 127.0.0.1: it keeps what the real exporters send, over http/json, http/protobuf
+ * and gRPC, each decoded into flat spans and metric names. Protobuf (http and gRPC) is decoded with the official
+ * OTLP definitions (./proto, from open-telemetry/opentelemetry-proto) through @grpc/proto-loader, the loader
+ * the gRPC exporter itself depends on: nothing here knows the wire format.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
 
 export interface ReceivedSpan {
   name: string;
@@ -17,19 +22,44 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   status: { code?: number; message?: string };
   resource: Record<string, unknown>;
+  /** How it came: "http/json", "http/protobuf" or "grpc". */
+  protocol: string;
 }
 
 export interface Receiver {
+  /** The OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT). */
   url: string;
+  /** The OTLP/gRPC endpoint: the trace and metrics services. */
+  grpcUrl: string;
   spans: ReceivedSpan[];
   metrics: string[];
-  /** Every request: path, content type and body. */
-  raw: Array<{ path: string; contentType: string; body: Buffer }>;
+  /** Every HTTP request: path, content type, headers and body. */
+  raw: Array<{ path: string; contentType: string; headers: IncomingMessage["headers"]; body: Buffer }>;
   /** Waits (polling, up to a generous deadline) until `ok()` holds; throws naming what was received. */
   until(ok: () => boolean, what: string): Promise<void>;
   reset(): void;
   close(): Promise<void>;
 }
+
+const PROTO_DIR = fileURLToPath(new URL("./proto", import.meta.url));
+const TRACE_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService";
+const METRICS_SERVICE = "opentelemetry.proto.collector.metrics.v1.MetricsService";
+
+/**
+ * The OTLP collector services. Field names in lowerCamelCase as OTLP/JSON has them, 64-bit integers as
+ * strings, enums as numbers, no defaults: a decoded protobuf request has the shape of a JSON one, but for
+ * ids, which are bytes rather than hex.
+ */
+const OTLP = loadSync(
+  [
+    "opentelemetry/proto/collector/trace/v1/trace_service.proto",
+    "opentelemetry/proto/collector/metrics/v1/metrics_service.proto",
+  ],
+  { includeDirs: [PROTO_DIR], longs: String, enums: Number, defaults: false, keepCase: false },
+);
+const service = (name: string) => OTLP[name] as grpc.ServiceDefinition;
+const decodeTraces = (body: Buffer) => service(TRACE_SERVICE).Export!.requestDeserialize(body) as unknown;
+const decodeMetrics = (body: Buffer) => service(METRICS_SERVICE).Export!.requestDeserialize(body) as unknown;
 
 type AnyValue = {
   stringValue?: string;
@@ -50,12 +80,11 @@ const value = (v: AnyValue): unknown =>
 const attrs = (list: KeyValue[] | undefined) =>
   Object.fromEntries((list ?? []).map((kv) => [kv.key, value(kv.value)]));
 
-/** Nanoseconds since the epoch (a string, a number, or the {low, high} of older serializers) in ms. */
+/** An id as OTLP/JSON writes it (hex); protobuf carries the bytes. */
+const hex = (id: unknown) => (Buffer.isBuffer(id) ? id.toString("hex") : (id as string | undefined));
+
+/** Nanoseconds since the epoch (a string or a number) in ms. */
 function millis(t: unknown): number {
-  if (typeof t === "object" && t !== null && "low" in t) {
-    const { low, high } = t as { low: number; high: number };
-    return Number((BigInt(high >>> 0) << 32n) | BigInt(low >>> 0)) / 1e6;
-  }
   const ns = BigInt(t as string | number);
   return Number(ns / 1000n) / 1000;
 }
@@ -66,8 +95,14 @@ async function body(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-export async function startReceiver(): Promise<Receiver> {
-  const r: Omit<Receiver, "url" | "close"> = {
+/** A collector in trouble: every HTTP request answered with `status` (e.g. 503), or never answered (`hang`). */
+export interface ReceiverFaults {
+  status?: number;
+  hang?: boolean;
+}
+
+export async function startReceiver(faults: ReceiverFaults = {}): Promise<Receiver> {
+  const r: Omit<Receiver, "url" | "grpcUrl" | "close"> = {
     spans: [],
     metrics: [],
     raw: [],
@@ -85,49 +120,96 @@ export async function startReceiver(): Promise<Receiver> {
       r.raw.length = 0;
     },
   };
+  /** An ExportTraceServiceRequest, from JSON or decoded protobuf. */
+  const traces = (request: unknown, protocol: string) => {
+    for (const rs of ((request as Record<string, unknown>).resourceSpans ?? []) as Array<{
+      resource?: { attributes?: KeyValue[] };
+      scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }>;
+    }>) {
+      const resource = attrs(rs.resource?.attributes);
+      for (const ss of rs.scopeSpans ?? [])
+        for (const s of ss.spans ?? [])
+          r.spans.push({
+            name: s.name as string,
+            traceId: hex(s.traceId)!,
+            spanId: hex(s.spanId)!,
+            parentSpanId: hex(s.parentSpanId) || undefined,
+            kind: s.kind as number,
+            start: millis(s.startTimeUnixNano),
+            end: millis(s.endTimeUnixNano),
+            attributes: attrs(s.attributes as KeyValue[]),
+            status: (s.status ?? {}) as ReceivedSpan["status"],
+            resource,
+            protocol,
+          });
+    }
+  };
+  /** An ExportMetricsServiceRequest: the names of the metrics in it. */
+  const metrics = (request: unknown) => {
+    for (const rm of ((request as Record<string, unknown>).resourceMetrics ?? []) as Array<{
+      scopeMetrics?: Array<{ metrics?: Array<{ name: string }> }>;
+    }>)
+      for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) r.metrics.push(m.name);
+  };
+
   const server = createServer((req, res) => {
     void body(req).then((b) => {
       const contentType = req.headers["content-type"] ?? "";
-      r.raw.push({ path: req.url ?? "", contentType, body: b });
-      if (contentType.includes("json")) {
-        const json = JSON.parse(b.toString("utf8")) as Record<string, unknown>;
-        if (req.url === "/v1/traces") {
-          for (const rs of (json.resourceSpans ?? []) as Array<{
-            resource?: { attributes?: KeyValue[] };
-            scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }>;
-          }>) {
-            const resource = attrs(rs.resource?.attributes);
-            for (const ss of rs.scopeSpans ?? [])
-              for (const s of ss.spans ?? [])
-                r.spans.push({
-                  name: s.name as string,
-                  traceId: s.traceId as string,
-                  spanId: s.spanId as string,
-                  parentSpanId: (s.parentSpanId as string | undefined) || undefined,
-                  kind: s.kind as number,
-                  start: millis(s.startTimeUnixNano),
-                  end: millis(s.endTimeUnixNano),
-                  attributes: attrs(s.attributes as KeyValue[]),
-                  status: (s.status ?? {}) as ReceivedSpan["status"],
-                  resource,
-                });
-          }
-        } else if (req.url === "/v1/metrics") {
-          for (const rm of (json.resourceMetrics ?? []) as Array<{
-            scopeMetrics?: Array<{ metrics?: Array<{ name: string }> }>;
-          }>)
-            for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) r.metrics.push(m.name);
-        }
+      r.raw.push({ path: req.url ?? "", contentType, headers: req.headers, body: b });
+      if (faults.hang) return;
+      if (faults.status) {
+        res.writeHead(faults.status, { "content-type": "text/plain" });
+        res.end("collector in trouble");
+        return;
+      }
+      const json = contentType.includes("json");
+      const protobuf = contentType.includes("protobuf");
+      try {
+        if (req.url === "/v1/traces" && (json || protobuf))
+          traces(
+            json ? JSON.parse(b.toString("utf8")) : decodeTraces(b),
+            json ? "http/json" : "http/protobuf",
+          );
+        else if (req.url === "/v1/metrics" && (json || protobuf))
+          metrics(json ? JSON.parse(b.toString("utf8")) : decodeMetrics(b));
+      } catch (e) {
+        // A request the official definitions cannot decode is the exporter's fault: the test sees a 400.
+        res.writeHead(400, { "content-type": "text/plain" });
+        res.end(`undecodable OTLP request: ${(e as Error).message}`);
+        return;
       }
       res.writeHead(200, { "content-type": contentType || "application/json" });
-      res.end(contentType.includes("json") ? "{}" : "");
+      // An empty Export*ServiceResponse, in either encoding.
+      res.end(json ? "{}" : "");
     });
   });
   await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));
   const { port } = server.address() as AddressInfo;
+
+  const rpc = new grpc.Server();
+  rpc.addService(service(TRACE_SERVICE), {
+    Export: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
+      traces(call.request, "grpc");
+      done(null, {});
+    },
+  });
+  rpc.addService(service(METRICS_SERVICE), {
+    Export: (call: grpc.ServerUnaryCall<unknown, unknown>, done: grpc.sendUnaryData<unknown>) => {
+      metrics(call.request);
+      done(null, {});
+    },
+  });
+  const grpcPort = await new Promise<number>((res, rej) =>
+    rpc.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+  );
   return {
     ...r,
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((res) => server.close(() => res())),
+    grpcUrl: `http://127.0.0.1:${grpcPort}`,
+    close: async () => {
+      rpc.forceShutdown();
+      server.closeAllConnections(); // a hanging collector's requests too
+      await new Promise<void>((res) => server.close(() => res()));
+    },
   } as Receiver;
 }

@@ -68,6 +68,7 @@ interface Call {
   attempts: number;
   cost_usd: number | null;
   error: string | null;
+  finish_reason: string | null;
 }
 
 describe("pda run: replies cut off or blocked are paid for", () => {
@@ -129,7 +130,7 @@ describe("pda run: replies cut off or blocked are paid for", () => {
     try {
       return db
         .prepare(
-          "SELECT role, ok, input_tokens, output_tokens, attempts, cost_usd, error FROM llm_calls WHERE session_id = ? ORDER BY id",
+          "SELECT role, ok, input_tokens, output_tokens, attempts, cost_usd, error, finish_reason FROM llm_calls WHERE session_id = ? ORDER BY id",
         )
         .all(sessionId) as Call[];
     } finally {
@@ -168,6 +169,8 @@ describe("pda run: replies cut off or blocked are paid for", () => {
     expect(calls[0]!.error).toMatch(
       /^MODEL_TRUNCATED: gemini:gemini-flash-latest hit its output token limit/,
     );
+    // The @google/genai client's finishReason, stored verbatim with each call (the cut-off one too).
+    expect(calls.map((c) => c.finish_reason)).toEqual(["MAX_TOKENS", "STOP", "STOP", "STOP"]);
     expect(summary.tokens).toBe(4500 + 130 + 260 + 130);
     // Priced by the bundled models.yaml (gemini-flash-latest: $0.5 in, $3 out per million tokens).
     expect(summary.cost_usd).toBeCloseTo((900 * 0.5 + 4120 * 3) / 1e6, 6);
@@ -202,6 +205,7 @@ describe("pda run: replies cut off or blocked are paid for", () => {
       ["decision", 0, 700, 5],
     ]);
     expect(calls[1]!.error).toMatch(/^MODEL_BLOCKED: /);
+    expect(calls.map((c) => c.finish_reason)).toEqual(["STOP", "SAFETY"]);
   });
 
   it("OpenAI finish_reason length: the cut-off reply's cost uses up the cost budget", async () => {
@@ -216,9 +220,9 @@ describe("pda run: replies cut off or blocked are paid for", () => {
       cost_usd: 0.011,
     });
     expect(summary.status_reason).toMatch(/^reached the cost budget \(\$0\.01\)/);
-    expect(llmCalls(summary.session_id).map((c) => [c.ok, c.input_tokens, c.output_tokens])).toEqual([
-      [0, 1000, 1000],
-    ]);
+    expect(
+      llmCalls(summary.session_id).map((c) => [c.ok, c.input_tokens, c.output_tokens, c.finish_reason]),
+    ).toEqual([[0, 1000, 1000, "length"]]);
   });
 
   it("OpenAI content_filter: the filtered decision's tokens and cost are counted", async () => {
@@ -233,5 +237,7 @@ describe("pda run: replies cut off or blocked are paid for", () => {
       ["perception", 1, 100, 30, (100 + 300) / 1e6],
       ["decision", 0, 900, 40, (900 + 400) / 1e6],
     ]);
+    // The openai client's choice.finish_reason, stored verbatim with each call.
+    expect(calls.map((c) => c.finish_reason)).toEqual(["stop", "content_filter"]);
   });
 });
