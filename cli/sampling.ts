@@ -123,7 +123,11 @@ function prompts(server: string, request: CreateMessageRequest["params"]) {
     .filter(Boolean)
     .join("\n");
   const prompt = request.messages.map((m) => `${m.role}:\n${messageText(m.content)}`).join("\n\n");
-  return { system, prompt };
+  // Pictures in the messages go along as image parts (a model that takes none sees the [image] placeholder).
+  const images = request.messages
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : [m.content]))
+    .flatMap((b) => (b.type === "image" ? [{ mimeType: b.mimeType, data: b.data }] : []));
+  return { system, prompt, images };
 }
 
 async function sample(
@@ -134,7 +138,7 @@ async function sample(
   signal: AbortSignal,
 ): Promise<CreateMessageResult> {
   const s = account.session;
-  const { system, prompt } = prompts(server, request);
+  const { system, prompt, images } = prompts(server, request);
   const startedAt = systemClock.iso();
   const t0 = systemClock.now();
   const done = account.begin();
@@ -145,6 +149,7 @@ async function sample(
       prompt,
       schema: SamplingReply,
       schemaName: "SamplingReply",
+      ...(images.length && { images }),
       signal,
     });
     spend(s, result.attempts, result.usage, result.cost_usd);

@@ -119,6 +119,7 @@ export class StructuredProvider implements ModelProvider {
           prompt,
           jsonSchema,
           schemaName: request.schemaName,
+          ...(request.images?.length && { images: request.images }),
           signal: request.signal,
           call: this.call,
         });
