@@ -68,6 +68,8 @@ function verdicts(checks: Check[]): Record<string, string> {
   );
 }
 
+/** The suite's own wait for the client (default 30 s), stretched for pda's start-ups on a busy machine. */
+const CLIENT_TIMEOUT = ["--timeout", "120000"];
 const CLIENT = `${process.execPath} ${join(PACKAGE_ROOT, "dist/testing/conformance/client.js")}`;
 
 describe.concurrent("client scenarios (pda against the suite's servers)", () => {
@@ -83,7 +85,14 @@ describe.concurrent("client scenarios (pda against the suite's servers)", () => 
   ])(
     "%s passes",
     async (scenario, ids) => {
-      const { checks, log } = await suite(["client", "--command", CLIENT, "--scenario", scenario]);
+      const { checks, log } = await suite([
+        "client",
+        "--command",
+        CLIENT,
+        "--scenario",
+        scenario,
+        ...CLIENT_TIMEOUT,
+      ]);
       const expected = Object.fromEntries(ids.map((id) => [id, "SUCCESS"]));
       expect(verdicts(checks), log).toEqual(expected);
     },
@@ -93,7 +102,14 @@ describe.concurrent("client scenarios (pda against the suite's servers)", () => 
   it(
     "sse-retry: pda reconnects after the stream closes and sends Last-Event-ID",
     async () => {
-      const { checks, log } = await suite(["client", "--command", CLIENT, "--scenario", "sse-retry"]);
+      const { checks, log } = await suite([
+        "client",
+        "--command",
+        CLIENT,
+        "--scenario",
+        "sse-retry",
+        ...CLIENT_TIMEOUT,
+      ]);
       const v = verdicts(checks);
       // client-sse-retry-timing measures wall time against a 500 ms window: not asserted on a shared machine.
       expect(
