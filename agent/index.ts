@@ -5,6 +5,7 @@
 export {
   AgentLoop,
   NO_MEMORY,
+  SpendLedger,
   storeMemory,
   summarize,
   type InterruptSource,
@@ -12,6 +13,7 @@ export {
   type LoopEvent,
   type MemoryService,
   type SessionDriver,
+  type SpendAccount,
 } from "./kernel/index.js";
 export {
   AgentTeam,

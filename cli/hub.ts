@@ -114,6 +114,8 @@ function describeEvent(e: HubEvent): string {
       return `[${e.server}] warning: ${e.message}`;
     case "elicitation":
       return `[${e.server}] elicitation "${e.message}" → ${e.action}${e.reason ? ` (${e.reason})` : ""}`;
+    case "sampling":
+      return `[${e.server}] sampling → ${e.ok ? `answered by ${e.model}` : `refused (${e.reason})`}`;
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { answerElicitations } from "./elicit.js";
 import { hubNamespaces } from "./services.js";
+import { SamplingLedger, answerSampling } from "./sampling.js";
 import { dirname } from "node:path";
 import type { Command } from "commander";
 import type { Namespaces } from "../action/index.js";
@@ -130,6 +131,15 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   });
   const recorder = telemetry?.recorder(store) ?? store;
   const sessions = routeHubToSessions(hub, store, recorder, human);
+  // Servers' sampling requests are model calls of the session running the tool: its ledger account says which.
+  const ledger = new SamplingLedger();
+  answerSampling(hub, {
+    human,
+    model: models.decision,
+    ledger,
+    recorder,
+    onAnswer: (id, question, answer) => recorder.recordHumanInput(id, toHumanInput(question, answer)),
+  });
   const base = (): Omit<LoopDeps, "services"> => ({
     models,
     host: hub,
@@ -138,6 +148,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     profile,
     human,
     memory: storeMemory(store, profile.memory_hits),
+    ledger,
   });
   return {
     profile,

@@ -10,6 +10,13 @@ export interface TokenUsage {
   output_tokens: number;
 }
 
+/** A picture for the model (MCP's image content shape): base64 data and its MIME type, e.g. image/png. */
+export interface ImagePart {
+  mimeType: string;
+  /** Base64, without a data: prefix. */
+  data: string;
+}
+
 export interface GenerateRequest<T> {
   /** Which part of the loop asks: "perception", "decision", "judge", ... (scripted playback is per role). */
   role: string;
@@ -19,6 +26,11 @@ export interface GenerateRequest<T> {
   schema: z.ZodType<T>;
   /** A short name for the schema, e.g. "PerceptionSnapshot". */
   schemaName: string;
+  /**
+   * Pictures that go with the prompt (a tool's image result). Multimodal transports send them as image parts
+   * after the prompt's text; others leave them out, the prompt holding a short placeholder for each.
+   */
+  images?: ImagePart[];
   signal?: AbortSignal;
 }
 
@@ -56,6 +68,8 @@ export interface RawTurn {
   /** The JSON Schema derived from the request's zod schema. */
   jsonSchema: Record<string, unknown>;
   schemaName: string;
+  /** The request's pictures (GenerateRequest.images), for transports that send images. */
+  images?: ImagePart[];
   signal?: AbortSignal;
   /** Per-role call settings (models.yaml); a transport falls back to its own defaults. */
   call?: ModelCallOptions;

@@ -141,13 +141,19 @@ export class GeminiTransport implements Transport {
       const ai = await this.client();
       return await ai.models.generateContent({
         model: this.model,
-        contents: [{ role: "user", parts: [{ text: turn.prompt }] }],
+        contents: [{ role: "user", parts: geminiParts(turn) }],
         config: { ...config, abortSignal: signal },
       });
     } catch (e) {
       throw mapGeminiError(e, this.model, this.baseUrl);
     }
   }
+}
+
+/** The user turn's parts: the prompt's text, then each picture inline (Gemini models all take images). */
+function geminiParts(turn: RawTurn) {
+  const images = (turn.images ?? []).map((i) => ({ inlineData: { mimeType: i.mimeType, data: i.data } }));
+  return [{ text: turn.prompt }, ...images];
 }
 
 type GeminiConfig = {

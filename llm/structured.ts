@@ -122,6 +122,7 @@ export class StructuredProvider implements ModelProvider {
           prompt,
           jsonSchema,
           schemaName: request.schemaName,
+          ...(request.images?.length && { images: request.images }),
           signal: request.signal,
           call: this.call,
         });

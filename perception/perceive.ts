@@ -6,6 +6,7 @@ import {
   PerceptionSnapshot,
   type GenerateRequest,
   type HumanInput,
+  type ImagePart,
   type Phase,
   type PlanVersion,
   type Step,
@@ -13,6 +14,7 @@ import {
 import { truncateForPrompt } from "../heuristics/index.js";
 import { renderPrompt, withSection, type PromptText } from "../prompts/index.js";
 import { renderCode, renderHistory, renderHumanInputs, renderPlan } from "./context.js";
+import { takeImages } from "./images.js";
 
 export interface PerceptionInput {
   mode: "user_query" | "step_result";
@@ -29,7 +31,8 @@ export interface PerceptionInput {
   signal?: AbortSignal;
 }
 
-export function perceptionPrompt(input: PerceptionInput): PromptText {
+/** The prompt's text, and the pictures of the step's result that go with it (images.ts). */
+export function perceptionPrompt(input: PerceptionInput): PromptText & { images?: ImagePart[] } {
   const system = renderPrompt("perception/system", {});
   const human = renderHumanInputs(input.humanInputs);
   if (input.mode === "user_query") {
@@ -44,10 +47,11 @@ export function perceptionPrompt(input: PerceptionInput): PromptText {
   const step = input.step;
   if (!step) throw new Error("perceive: step_result mode needs the step");
   const r = step.execution_result;
+  const { value, images } = r?.ok ? takeImages(r.value) : { value: undefined, images: [] };
   const result = !r
     ? "(no result)"
     : r.ok
-      ? `ok: ${truncateForPrompt(r.value, 4000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`
+      ? `ok: ${truncateForPrompt(value, 4000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`
       : `FAILED ${r.error?.code}: ${truncateForPrompt(r.error?.message ?? "", 2000)}${r.logs.length ? `\nconsole: ${truncateForPrompt(r.logs.join("\n"), 1000)}` : ""}`;
   const prompt = renderPrompt("perception/step_result", {
     query: input.query,
@@ -60,14 +64,16 @@ export function perceptionPrompt(input: PerceptionInput): PromptText {
     step_result: result,
     memory: input.memory,
   });
-  return { system, prompt };
+  return images.length ? { system, prompt, images } : { system, prompt };
 }
 
 /** The perception call as plain data; `section` is an agent's own system text ("" for none). */
 export function perceptionRequest(input: PerceptionInput, section = ""): GenerateRequest<PerceptionSnapshot> {
+  const { images, ...text } = perceptionPrompt(input);
   return {
     role: "perception",
-    ...withSection(perceptionPrompt(input), section),
+    ...withSection(text, section),
+    ...(images && { images }),
     schema: PerceptionSnapshot,
     schemaName: "PerceptionSnapshot",
     signal: input.signal,

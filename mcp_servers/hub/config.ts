@@ -61,6 +61,11 @@ function schemas(x: Expansion, expand = true) {
        * against the config file's folder. Absent: the hub's roots (the working directory).
        */
       roots: z.array(str.pipe(z.string().min(1))).optional(),
+      /**
+       * The server's `sampling/createMessage` requests (it asks pda's model): `ask` the person each time
+       * (--hil), `allow` without asking (unattended runs), or `deny` them all.
+       */
+      sampling: z.enum(["ask", "allow", "deny"]).default("ask"),
     })
     .strict()
     .superRefine((s, ctx) => {

@@ -10,13 +10,17 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
+  McpError,
   ListRootsRequestSchema,
   type Root,
   ErrorCode,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type CreateMessageRequest,
+  type CreateMessageResult,
   type ElicitRequest,
   type ElicitResult,
   type RequestId,
@@ -55,6 +59,19 @@ export type ElicitationHandler = (
   request: ElicitRequest["params"],
 ) => Promise<ElicitResult & { reason?: string }>;
 
+/**
+ * Who answers a server's `sampling/createMessage` (a model, after the person's approval as `policy` says).
+ * Throws to refuse; the message goes back to the server.
+ */
+export type SamplingHandler = (
+  server: string,
+  request: CreateMessageRequest["params"],
+  context: { policy: "ask" | "allow" | "deny"; signal: AbortSignal },
+) => Promise<CreateMessageResult>;
+
+/** MCP's error code for a sampling request the user (or a policy) rejected. */
+export const SAMPLING_REJECTED = -1;
+
 function isDirectory(arg: string): boolean {
   try {
     return isAbsolute(arg) && statSync(arg).isDirectory();
@@ -77,6 +94,7 @@ export interface ConnectionDeps {
   listening: () => boolean;
   spawn?: SpawnFn;
   elicit: () => ElicitationHandler;
+  sample: () => SamplingHandler;
   /** Called when the server's tool list changed (after a (re)connect or a list_changed notification). */
   onTools: () => void;
   /** The full list as the server gave it (before allow/deny), each time it is listed: for the cache. */
@@ -220,7 +238,7 @@ export class ServerConnection {
     const transport = this.makeTransport();
     const client = new Client(
       { name: "pda", version: "0.1.0" },
-      { capabilities: { elicitation: { form: {} }, roots: { listChanged: true } } },
+      { capabilities: { elicitation: { form: {} }, roots: { listChanged: true }, sampling: {} } },
     );
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: this.roots() }));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
@@ -246,6 +264,9 @@ export class ServerConnection {
       });
       return reason ? { ...result, _meta: { ...result._meta, "pda/reason": reason } } : result;
     });
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+      this.sample(request, extra.signal),
+    );
     client.onclose = () => {
       // Failures while connecting are handled by doConnect's catch, not here.
       if (generation !== this.generation || this.closing || this.client !== client) return;
@@ -290,6 +311,20 @@ export class ServerConnection {
     this.transport = transport;
     this.everConnected = true;
     this.setState("ready");
+  }
+
+  private async sample(request: CreateMessageRequest, signal: AbortSignal): Promise<CreateMessageResult> {
+    const policy = this.config.sampling;
+    try {
+      if (policy === "deny")
+        throw new McpError(SAMPLING_REJECTED, `sampling is denied for server "${this.id}" in the hub config`);
+      const result = await this.deps.sample()(this.id, request.params, { policy, signal });
+      this.deps.emit({ type: "sampling", server: this.id, ok: true, model: result.model });
+      return result;
+    } catch (e) {
+      this.deps.emit({ type: "sampling", server: this.id, ok: false, reason: errorMessage(e) });
+      throw e;
+    }
   }
 
   private track(shutdown: Promise<void>): void {

@@ -26,6 +26,8 @@ export function cleanEvent(e: HubEvent): HubEvent {
         message: stripControls(e.message),
         ...(e.reason !== undefined && { reason: stripControls(e.reason) }),
       };
+    case "sampling":
+      return e.reason === undefined ? e : { ...e, reason: stripControls(e.reason) };
     case "tools_changed":
     case "tool_warning":
       return e; // built by the hub (names.ts strips the tool name)

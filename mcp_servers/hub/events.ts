@@ -27,7 +27,9 @@ export type HubEvent =
       message: string;
       action: "accept" | "decline" | "cancel";
       reason?: string;
-    };
+    }
+  /** A server's `sampling/createMessage` request, answered by the model or refused (with why). */
+  | { type: "sampling"; server: string; ok: boolean; model?: string; reason?: string };
 
 export type HubEventListener = (event: HubEvent) => void;
 

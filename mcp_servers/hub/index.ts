@@ -1,4 +1,10 @@
-export { MultiMCP, type MultiMCPOptions, type ElicitationHandler } from "./multi.js";
+export {
+  MultiMCP,
+  SAMPLING_REJECTED,
+  type MultiMCPOptions,
+  type ElicitationHandler,
+  type SamplingHandler,
+} from "./multi.js";
 export { loadHubConfig, parseHubConfig, hubConfigFromObject, HubConfigSchema } from "./config.js";
 export type { HubConfig, HubConfigInput, ServerConfig } from "./config.js";
 export type { HubEvent, HubEventListener, ServerState, ServerStatus } from "./events.js";

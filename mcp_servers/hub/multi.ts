@@ -6,6 +6,7 @@
  */
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type {
   ElicitRequest,
   GetPromptResult,
@@ -30,7 +31,13 @@ import {
 } from "../../core/index.js";
 import { hubConfigFromObject, loadHubConfig, type HubConfig, type HubConfigInput } from "./config.js";
 import { toolListKey } from "./cache-key.js";
-import { ServerConnection, toRoot, type ElicitationHandler } from "./connection.js";
+import {
+  SAMPLING_REJECTED,
+  ServerConnection,
+  toRoot,
+  type ElicitationHandler,
+  type SamplingHandler,
+} from "./connection.js";
 import type { HubEvent, HubEventListener, ServerStatus } from "./events.js";
 import { cleanError, cleanEvent } from "./edge.js";
 import { LogLimiter } from "./log-limit.js";
@@ -66,11 +73,17 @@ const declineElicitation: ElicitationHandler = async () => ({
   reason: "no human channel is attached to this hub, so the request was declined",
 });
 
+/** Default sampling answer until a model is attached (pda call/exec, tests). */
+const refuseSampling: SamplingHandler = async () => {
+  throw new McpError(SAMPLING_REJECTED, "no model is attached to this hub, so sampling was refused");
+};
+
 export class MultiMCP implements ToolHost {
   private readonly servers = new Map<string, ServerConnection>();
   private readonly callListeners = new Set<(record: ToolCallRecord) => void>();
   private readonly eventListeners = new Set<HubEventListener>();
   private elicitationHandler: ElicitationHandler = declineElicitation;
+  private samplingHandler: SamplingHandler = refuseSampling;
   private roots: string[] = [process.cwd()];
   private routes: Routes<ServerConnection> = buildRoutes([]);
   /** Tool name warnings already emitted, so a tools/list_changed does not repeat them. */
@@ -97,6 +110,7 @@ export class MultiMCP implements ToolHost {
           listening: () => this.eventListeners.size > 0,
           spawn: options.spawn,
           elicit: () => this.elicitationHandler,
+          sample: () => this.samplingHandler,
           onTools: () => this.rebuildTools(),
           ...(cache && { onList: (list: CachedToolList) => cache.put(toolListKey(server), server.id, list) }),
           baseEnv,
@@ -177,6 +191,14 @@ export class MultiMCP implements ToolHost {
   /** Who answers servers' `elicitation/create` requests (the human channel). Default: decline, with a reason. */
   setElicitationHandler(handler: ElicitationHandler | undefined): void {
     this.elicitationHandler = handler ?? declineElicitation;
+  }
+
+  /**
+   * Who answers servers' `sampling/createMessage` requests (a model, the person approving as each server's
+   * `sampling` setting says). Default: refused, with a reason.
+   */
+  setSamplingHandler(handler: SamplingHandler | undefined): void {
+    this.samplingHandler = handler ?? refuseSampling;
   }
 
   private emit(raw: HubEvent): void {
@@ -409,4 +431,5 @@ export function isoTime(ms: number): string {
   return `${isoPrefix}${milli < 10 ? "00" : milli < 100 ? "0" : ""}${milli}Z`;
 }
 
-export type { ElicitationHandler, ElicitRequest };
+export type { ElicitationHandler, ElicitRequest, SamplingHandler };
+export { SAMPLING_REJECTED };

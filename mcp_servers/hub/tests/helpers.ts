@@ -10,6 +10,7 @@ export const MATH_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js")
 export const FAULT_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/fault_server.js");
 export const DOCUMENTS_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/documents/server.js");
 export const HOSTILE_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/hostile_server.js");
+export const SAMPLING_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/sampling_server.js");
 export const SSE_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/sse_server.js");
 export const WEB_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/web/server.js");
 

@@ -1,0 +1,170 @@
+/**
+ * The official MCP conformance suite (@modelcontextprotocol/conformance), on loopback only: its client scenarios
+ * against pda (dist/testing/conformance/client.js drives the real CLI at each scenario's test server), and its
+ * server scenarios against the bundled math server over Streamable HTTP. Only the scenarios pda passes are
+ * here; the README's MCP section says which others fail and why (OAuth, and server scenarios that need the
+ * suite's own test tools).
+ */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PACKAGE_ROOT } from "../../core/index.js";
+
+const require = createRequire(import.meta.url);
+const SUITE = join(
+  dirname(require.resolve("@modelcontextprotocol/conformance/package.json")),
+  "dist/index.js",
+);
+// The suite imports fs.globSync (Node 22) at load; on older Node a module hook gives it a stub.
+const NODE_ARGS =
+  Number(process.versions.node.split(".")[0]) < 22
+    ? ["--import", join(PACKAGE_ROOT, "dist/testing/conformance/node20.js")]
+    : [];
+
+/** A scenario starts the suite (a large bundle) and, for clients, pda more than once: slow on a busy machine. */
+const SLOW = 180_000;
+
+interface Check {
+  id: string;
+  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | "SKIPPED";
+  errorMessage?: string;
+}
+
+let out: string;
+beforeAll(() => {
+  out = mkdtempSync(join(tmpdir(), "pda-conformance-"));
+});
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+/** Runs the suite with `args`, results under a fresh folder; resolves to every check of the scenario run. */
+function suite(args: string[]): Promise<{ checks: Check[]; log: string }> {
+  const dir = mkdtempSync(join(out, "run-"));
+  return new Promise((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [...NODE_ARGS, SUITE, ...args, "-o", dir],
+      { cwd: dir, timeout: 150_000, env: { ...process.env, NO_COLOR: "1" } },
+      (e, stdout, stderr) => {
+        const log = `${stdout}\n${stderr}`;
+        const runs = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
+        if (runs.length !== 1)
+          return reject(new Error(`expected one result folder (exit ${e?.code}):\n${log}`));
+        const checks = JSON.parse(readFileSync(join(dir, runs[0]!.name, "checks.json"), "utf8")) as Check[];
+        resolve({ checks, log });
+      },
+    ),
+  );
+}
+
+/** The checks that judge (not INFO), as id → status, so a failure shows which check and why. */
+function verdicts(checks: Check[]): Record<string, string> {
+  return Object.fromEntries(
+    checks
+      .filter((c) => c.status !== "INFO")
+      .map((c) => [c.id, c.status === "SUCCESS" ? c.status : `${c.status}: ${c.errorMessage ?? ""}`]),
+  );
+}
+
+/** The suite's own wait for the client (default 30 s), stretched for pda's start-ups on a busy machine. */
+const CLIENT_TIMEOUT = ["--timeout", "120000"];
+const CLIENT = `${process.execPath} ${join(PACKAGE_ROOT, "dist/testing/conformance/client.js")}`;
+
+describe.concurrent("client scenarios (pda against the suite's servers)", () => {
+  it.each([
+    ["initialize", ["mcp-client-initialization"]],
+    ["tools_call", ["tool-add-numbers"]],
+    [
+      "elicitation-sep1034-client-defaults",
+      ["string", "integer", "number", "enum", "boolean"].map(
+        (t) => `client-elicitation-sep1034-${t}-default`,
+      ),
+    ],
+  ])(
+    "%s passes",
+    async (scenario, ids) => {
+      const { checks, log } = await suite([
+        "client",
+        "--command",
+        CLIENT,
+        "--scenario",
+        scenario,
+        ...CLIENT_TIMEOUT,
+      ]);
+      const expected = Object.fromEntries(ids.map((id) => [id, "SUCCESS"]));
+      expect(verdicts(checks), log).toEqual(expected);
+    },
+    SLOW,
+  );
+
+  it(
+    "sse-retry: pda reconnects after the stream closes and sends Last-Event-ID",
+    async () => {
+      const { checks, log } = await suite([
+        "client",
+        "--command",
+        CLIENT,
+        "--scenario",
+        "sse-retry",
+        ...CLIENT_TIMEOUT,
+      ]);
+      const v = verdicts(checks);
+      // client-sse-retry-timing measures wall time against a 500 ms window: not asserted on a shared machine.
+      expect(
+        { reconnect: v["client-sse-graceful-reconnect"], lastEventId: v["client-sse-last-event-id"] },
+        log,
+      ).toEqual({ reconnect: "SUCCESS", lastEventId: "SUCCESS" });
+    },
+    SLOW,
+  );
+});
+
+describe.concurrent("server scenarios (the suite against the bundled math server over HTTP)", () => {
+  let server: ChildProcess | undefined;
+  let url: string;
+  beforeAll(async () => {
+    server = spawn(
+      process.execPath,
+      [join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js"), "--http", "127.0.0.1:0"],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    url = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      server!.stdout!.on("data", (b: Buffer) => {
+        text += b.toString();
+        const m = /listening (http:\/\/\S+)/.exec(text);
+        if (m) resolve(m[1]!);
+      });
+      server!.once("exit", (code) => reject(new Error(`math server exited (${code}) before listening`)));
+    });
+  });
+  afterAll(() => {
+    server?.kill();
+  });
+
+  // tools-call-simple-text and tools-call-error also "pass" against it, but only because the suite accepts the
+  // tool-not-found error of a tool math does not have: they prove nothing and are left out.
+  it.each([
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+  ])(
+    "%s passes",
+    async (scenario) => {
+      const { checks, log } = await suite(["server", "--url", url, "--scenario", scenario]);
+      const v = verdicts(checks);
+      expect(Object.keys(v).length, log).toBeGreaterThan(0);
+      expect(
+        Object.values(v).filter((s) => s !== "SUCCESS"),
+        log,
+      ).toEqual([]);
+    },
+    SLOW,
+  );
+});
