@@ -123,9 +123,12 @@ const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, s
   VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
   @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord)`;
 
-/** The intent row of a call that has now ended; its arguments were logged with the intent. */
+/**
+ * The intent row of a call that has now ended; its arguments were logged with the intent. The start is the
+ * finished record's (the host's own measure, what the live trace shows), not the intent's.
+ */
 const COMPLETE_SENT = `UPDATE tool_calls SET ok = @ok, error_kind = @error_kind, error_message = @error_message,
-  latency_ms = @latency_ms, bytes = @bytes, state = @state, result_json = @result_json,
+  started_at = @started_at, latency_ms = @latency_ms, bytes = @bytes, state = @state, result_json = @result_json,
   decided_by = coalesce(@decided_by, decided_by)
   WHERE session_id = @session_id AND step_index IS @step_index AND seq = @seq AND state = 'sent'`;
 

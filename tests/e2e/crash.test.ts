@@ -138,6 +138,12 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
     `SELECT s.id FROM sessions s JOIN steps t ON t.session_id = s.id
       WHERE s.original_query = 'echo then wait' AND t.idx = 1 AND t.status = 'pending'`,
   );
+  // The slow call has been sent (its intent is logged): the kill leaves it in doubt.
+  await waitForRow(
+    db,
+    "SELECT 1 FROM tool_calls WHERE session_id = ? AND tool = 'slow' AND state = 'sent'",
+    id,
+  );
   const { id: liveId } = await waitForRow<{ id: string }>(
     db,
     `SELECT s.id FROM sessions s JOIN steps t ON t.session_id = s.id WHERE s.original_query = 'wait forever'`,
@@ -159,7 +165,10 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
   expect(refused.code).toBe(2);
   expect(refused.stderr).toMatch(/is running \(its process is alive\)/);
 
-  // Resumed: step 1's code runs again (its call was in flight), step 0 is not redone.
+  // Resumed: step 1's code runs again, step 0 is not redone. Its slow call was in flight, so it may or may not
+  // have happened: slow is not marked safe to repeat, so a person decides (here: make it again).
+  const answers = join(dir, "answers.yaml");
+  writeFileSync(answers, stringify({ in_doubt: ["repeat"] }));
   const resumed = await pda(
     [
       "--db",
@@ -168,6 +177,8 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
       id.slice(0, 8),
       "--model",
       model("resume.yaml", { perception: [achieved("waited")] }),
+      "--hil",
+      `scripted:${answers}`,
       "--json",
     ],
     fast,
@@ -182,10 +193,13 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
   });
   const sqlite = new Database(db, { readonly: true });
   try {
-    const calls = sqlite.prepare("SELECT tool, ok FROM tool_calls WHERE session_id = ? ORDER BY id").all(id);
+    const calls = sqlite
+      .prepare("SELECT tool, ok, state, decided_by FROM tool_calls WHERE session_id = ? ORDER BY id")
+      .all(id);
     expect(calls).toEqual([
-      { tool: "echo", ok: 1 },
-      { tool: "slow", ok: 1 },
+      { tool: "echo", ok: 1, state: "done", decided_by: null },
+      { tool: "slow", ok: 0, state: "in_doubt", decided_by: null },
+      { tool: "slow", ok: 1, state: "done", decided_by: "scripted:repeat" },
     ]);
     const steps = sqlite.prepare("SELECT idx, status FROM steps WHERE session_id = ? ORDER BY idx").all(id);
     expect(steps).toEqual([
