@@ -146,7 +146,8 @@ async function main() {
           throw new Error(`workers not ready:\n${workers.map((p) => p.stderr()).join("\n")}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      const r = await batch(`queue-${w}`, ["--queue", redis.url]);
+      // The run's --concurrency is the model calls in flight the workers share: all of theirs here.
+      const r = await batch(`queue-${w}`, ["--queue", redis.url, "--concurrency", String(w * concurrency)]);
       const memory = workers.map((p) => treeRssMb(p.child.pid!));
       for (const p of workers) p.child.kill("SIGTERM");
       await Promise.all(workers.map((p) => p.exit));

@@ -79,7 +79,11 @@ export function registerBatch(program: Command) {
       "--out <dir>",
       "output folder (test_queries_output.csv, tool_performance_status.csv, summary.md)",
     )
-    .option("--concurrency <n>", "queries in flight at once (with --queue: each worker's --concurrency)", "4")
+    .option(
+      "--concurrency <n>",
+      "queries in flight at once; with --queue: model calls in flight to each provider across all workers (each worker's own --concurrency sets its queries)",
+      "4",
+    )
     .option("--resume", "finish the run in --out: only the queries not done yet")
     .option("--force", "start a new run in an --out folder that already holds one")
     .option(

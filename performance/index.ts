@@ -6,7 +6,15 @@ export { loadOutcomes } from "./run-store.js";
 export { runBatch } from "./runner.js";
 export type { BatchDeps, BatchOptions, BatchEvent, BatchResult, Counts } from "./types.js";
 export { readQueryFile, unwrapQuotes, passThroughName, type QueryFile } from "./input.js";
-export { AdaptiveLimiter, LimiterRegistry, type LimiterOptions, type LimiterStats } from "./limiter.js";
+export {
+  AdaptiveLimiter,
+  LimiterRegistry,
+  type LimiterOptions,
+  type LimiterStats,
+  type Limiters,
+  type ProviderLimiter,
+} from "./limiter.js";
+export { SharedLimiters, type SharedLimiterOptions } from "./shared-limiter.js";
 export {
   LimitedProvider,
   retryAfterOf,
@@ -28,6 +36,7 @@ export {
   JobPayload,
   JobResult,
   JobSetup,
+  JOB_PROTOCOL,
   QUEUE_NAME,
   PDA_VERSION,
   jobId,

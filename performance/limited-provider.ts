@@ -14,7 +14,7 @@ import {
   type ModelProvider,
 } from "../core/index.js";
 import { TransientModelError } from "../llm/index.js";
-import type { AdaptiveLimiter } from "./limiter.js";
+import type { ProviderLimiter } from "./limiter.js";
 
 export interface LimitedOptions {
   clock?: Clock;
@@ -58,7 +58,7 @@ export class LimitedProvider implements ModelProvider {
 
   constructor(
     private readonly inner: ModelProvider,
-    private readonly limiter: AdaptiveLimiter,
+    private readonly limiter: ProviderLimiter,
     private readonly options: LimitedOptions = {},
   ) {
     this.provider = inner.provider;
@@ -94,7 +94,7 @@ export class LimitedProvider implements ModelProvider {
             o.onRateLimitGiveUp?.(err);
             throw err;
           }
-          const { delayMs, limit } = this.limiter.rateLimited(asked);
+          const { delayMs, limit } = await this.limiter.rateLimited(asked);
           o.onRateLimited?.({ provider: this.provider, delayMs, limit });
           retries += 1;
           continue;

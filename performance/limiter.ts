@@ -35,7 +35,30 @@ interface Waiter {
   onAbort?: () => void;
 }
 
-export class AdaptiveLimiter {
+/**
+ * What a model call goes through: the in-process AdaptiveLimiter of a local batch, or the limiter every
+ * queue worker shares through Redis (shared-limiter.ts). `rateLimited` may answer later (a Redis round trip).
+ */
+export interface ProviderLimiter {
+  /** Wait for a slot (and for any rate-limit pause to end); resolves with the function that frees it. */
+  acquire(signal?: AbortSignal): Promise<() => void>;
+  /** A call was answered 429: pause everyone and lower the cap; returns the pause and the new cap. */
+  rateLimited(retryAfterMs?: number): RateLimitedAnswer | Promise<RateLimitedAnswer>;
+  /** A call succeeded: the cap grows back. */
+  succeeded(): void;
+}
+
+export interface RateLimitedAnswer {
+  delayMs: number;
+  limit: number;
+}
+
+/** One ProviderLimiter per provider name. */
+export interface Limiters {
+  for(provider: string): ProviderLimiter;
+}
+
+export class AdaptiveLimiter implements ProviderLimiter {
   private limit: number;
   private readonly max: number;
   private readonly min: number;
@@ -83,7 +106,7 @@ export class AdaptiveLimiter {
    * none), and the cap is halved — once per pause, so a burst of 429s from calls already in flight counts as
    * one signal. Returns the pause this 429 imposed.
    */
-  rateLimited(retryAfterMs?: number): { delayMs: number; limit: number } {
+  rateLimited(retryAfterMs?: number): RateLimitedAnswer {
     const now = this.clock.now();
     this.stats.rate_limited += 1;
     this.streak += 1;
@@ -154,7 +177,7 @@ export class AdaptiveLimiter {
 }
 
 /** One limiter per provider name ("gemini", "openai", ...), created on first use. */
-export class LimiterRegistry {
+export class LimiterRegistry implements Limiters {
   private readonly limiters = new Map<string, AdaptiveLimiter>();
   constructor(private readonly options: LimiterOptions) {}
 

@@ -12,7 +12,7 @@ import { matchExpected, type Verdict } from "./correct.js";
 import { QueryDeadline } from "./deadline.js";
 import { judge } from "./judge.js";
 import { LimitedProvider } from "./limited-provider.js";
-import type { LimiterRegistry } from "./limiter.js";
+import type { Limiters } from "./limiter.js";
 import { buildOutcome } from "./outcome.js";
 import { toolCallsOf } from "./run-store.js";
 import type { ItemOutcome, QueryItem } from "./schemas.js";
@@ -26,7 +26,7 @@ export interface QueryContext {
   profile: Profile;
   loop: BatchDeps["loop"];
   memory: NonNullable<LoopDeps["memory"]>;
-  limiters: LimiterRegistry;
+  limiters: Limiters;
   timeoutMs: number;
   judge: boolean;
   tolerance?: number;

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis, type RedisOptions } from "ioredis";
+import type { Redis, RedisOptions } from "ioredis";
 import { z } from "zod";
 import type { Profile } from "../config/index.js";
 import {
@@ -24,7 +24,7 @@ import { ItemOutcome, QueryItem } from "./schemas.js";
 /** The one BullMQ queue every run's jobs go to (workers serve all runs; job ids carry the run). */
 export const QUEUE_NAME = "pda-batch";
 /** Bumped when the job or result shape changes: a worker refuses jobs of another protocol. */
-export const JOB_PROTOCOL = 1;
+export const JOB_PROTOCOL = 2;
 
 export const PDA_VERSION: string = (
   JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { version: string }
@@ -39,6 +39,11 @@ export const JobSetup = z.object({
   /** What each role resolves to and a hash of the resolved profile (see setupFingerprint). */
   fingerprint: z.object({ models: z.array(z.string()), profile_sha256: z.string() }),
   timeout_ms: z.number().int().positive().nullable(),
+  /**
+   * The run's --concurrency: the most model calls in flight to each provider across every worker, the
+   * limit a local run of the same --concurrency keeps (the workers share it through Redis).
+   */
+  concurrency: z.number().int().positive(),
   budgets: z.record(z.string(), z.number()),
   judge: z.boolean(),
   tolerance: z.number().nullable(),
@@ -131,6 +136,8 @@ export function redisAddress(url: string): string {
  */
 export async function connectRedis(url: string, timeoutMs = 4000): Promise<Redis> {
   const options = redisOptions(url);
+  // ioredis loads here, on the queue path only.
+  const { Redis } = await import("ioredis");
   let cause: unknown = null;
   const probe = new Redis({
     ...options,

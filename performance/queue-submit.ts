@@ -5,7 +5,7 @@
  * arrives twice (a job taken again after its worker stalled) is adopted once; a submitter that died is
  * re-attached by `--resume`, which enqueues nothing twice (the job ids are the run's row ids).
  */
-import { Job, Queue, QueueEvents } from "bullmq";
+import type { Queue, QueueEvents } from "bullmq";
 import { ConfigError, PdaError, errorMessage } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { RunLedger } from "./ledger.js";
@@ -27,7 +27,7 @@ import type { BatchDeps, BatchOptions, BatchResult } from "./types.js";
 export interface QueueOptions extends BatchOptions {
   /** redis://host[:port][/db] */
   queue: string;
-  setup: Omit<JobSetup, "timeout_ms" | "budgets" | "judge" | "tolerance" | "hil">;
+  setup: Omit<JobSetup, "timeout_ms" | "concurrency" | "budgets" | "judge" | "tolerance" | "hil">;
   /** How often job states are read back besides the event stream (default 2000 ms). */
   sweepMs?: number;
 }
@@ -46,6 +46,8 @@ export async function runQueued(
   }
   // Connect before the run is opened: an unreachable Redis changes nothing on disk.
   const connection = await connectRedis(opts.queue);
+  // BullMQ loads here, on the queue path only: `pda run` and a local batch never pay for it.
+  const { Queue, QueueEvents } = await import("bullmq");
   const queue = new Queue(QUEUE_NAME, { connection });
   // QueueEvents blocks on its connection, so it gets its own; BullMQ leaves connections it was given open.
   const eventsConnection = connection.duplicate();
@@ -124,6 +126,7 @@ class Attachment {
       setup: {
         ...o.setup,
         timeout_ms: o.timeoutMs ?? null,
+        concurrency: this.run.invocation.concurrency,
         budgets: (o.budgets ?? {}) as Record<string, number>,
         judge: !!o.judge,
         tolerance: o.tolerance ?? null,
@@ -188,7 +191,7 @@ class Attachment {
   /** A job that ended: adopt its result, or its failure once no attempt is left, exactly once. */
   private async check(id: string): Promise<void> {
     const item = this.byJob.get(id);
-    const job = item && (await Job.fromId(this.queue, id));
+    const job = item && (await this.queue.getJob(id));
     if (!item || !job) return;
     const state = await job.getState();
     if (state === "failed") {

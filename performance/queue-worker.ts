@@ -5,13 +5,12 @@
  * worker, with a note the submitter shows; a job that is not a valid pda job fails with the reason.
  */
 import { hostname } from "node:os";
-import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
+import type { Job } from "bullmq";
 import { NO_MEMORY } from "../agent/index.js";
 import type { Profile } from "../config/index.js";
 import { errorMessage, newId, systemClock, type Clock } from "../core/index.js";
 import type { HumanChannel } from "../hil/index.js";
 import type { SessionStore } from "../memory/index.js";
-import { LimiterRegistry, type LimiterOptions } from "./limiter.js";
 import { queryProfile, runQuery, type QueryContext } from "./query.js";
 import {
   JOB_PROTOCOL,
@@ -25,6 +24,7 @@ import {
   type JobSetup,
   storeHas,
 } from "./queue-job.js";
+import { SharedLimiters, type SharedLimiterOptions } from "./shared-limiter.js";
 import type { BatchDeps, BatchEvent, BatchModels, RetryOptions } from "./types.js";
 
 export interface WorkerOptions {
@@ -37,7 +37,7 @@ export interface WorkerOptions {
   /** Stop taking jobs; queries in flight are cancelled and their jobs put back for another worker. */
   signal: AbortSignal;
   onEvent?: (e: WorkerEvent) => void;
-  limiter?: Partial<LimiterOptions>;
+  limiter?: Partial<Omit<SharedLimiterOptions, "maxConcurrent">>;
   retry?: RetryOptions;
 }
 
@@ -64,8 +64,22 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
   const name = opts.name ?? `${hostname()}:${process.pid}`;
   const clock = deps.clock ?? systemClock;
   const emit = (e: WorkerEvent) => opts.onEvent?.(e);
+  // BullMQ loads here, on the queue path only: `pda run` and a local batch never pay for it.
+  const { DelayedError, UnrecoverableError, Worker } = await import("bullmq");
   const connection = await connectRedis(opts.queue);
-  const limiters = new LimiterRegistry({ maxConcurrent: opts.concurrency, clock, ...opts.limiter });
+  // The providers' limits live in Redis, shared with every other worker; one set per run's --concurrency.
+  const limiterConnection = connection.duplicate();
+  const limiterSets = new Map<number, SharedLimiters>();
+  const limitersFor = (maxConcurrent: number): SharedLimiters => {
+    let l = limiterSets.get(maxConcurrent);
+    if (!l) {
+      // A slot held by a worker that died frees itself when its jobs are taken again.
+      const leaseMs = opts.stallMs;
+      l = new SharedLimiters(limiterConnection, { maxConcurrent, clock, leaseMs, ...opts.limiter });
+      limiterSets.set(maxConcurrent, l);
+    }
+    return l;
+  };
 
   const processor = async (job: Job, token?: string): Promise<JobResult> => {
     const key = typeof job.data?.item?.key === "string" ? (job.data.item.key as string) : String(job.id);
@@ -100,7 +114,7 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
       profile: queryProfile(chosen.profile, p.setup.budgets),
       loop: (extra) => deps.loop({ ...extra, human }),
       memory: NO_MEMORY,
-      limiters,
+      limiters: limitersFor(p.setup.concurrency),
       timeoutMs: p.setup.timeout_ms ?? p.setup.budgets.max_wall_ms ?? chosen.profile.budgets.max_wall_ms,
       judge: p.setup.judge,
       tolerance: p.setup.tolerance ?? undefined,
@@ -162,6 +176,7 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
   });
   // The aborted queries end quickly and put their jobs back; then the locks are released.
   await worker.close();
+  limiterConnection.disconnect();
   connection.disconnect();
 }
 

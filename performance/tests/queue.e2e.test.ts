@@ -13,8 +13,9 @@ import { parse } from "csv-parse/sync";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
-import { startFakeGemini, type FakeGemini } from "../../testing/index.js";
-import { BatchState, QUERY_COLUMNS, QUEUE_NAME } from "../index.js";
+import { startFakeGemini, type FakeGemini, type FakeGeminiHandler } from "../../testing/index.js";
+import { loadedModules } from "../../testing/modules.js";
+import { BatchState, JOB_PROTOCOL, QUERY_COLUMNS, QUEUE_NAME } from "../index.js";
 import { fakeAgent } from "../testing/fake-agent.js";
 import { startRedis, type TestRedis } from "../testing/redis.js";
 
@@ -224,7 +225,9 @@ describe("pda batch --queue with pda worker", () => {
     const header = readFileSync(join(out, "test_queries_output.csv"), "utf8").split("\n")[0];
     expect(header).toBe(QUERY_COLUMNS.join(","));
     // The run's jobs are gone from Redis once adopted.
-    const queue = new Queue(QUEUE_NAME, { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
+    // BullMQ leaves a connection it was given open: closed below, before this test's Redis stops.
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection });
     try {
       expect(await queue.getJobCounts("completed", "failed", "wait", "active", "delayed")).toEqual({
         completed: 0,
@@ -235,6 +238,7 @@ describe("pda batch --queue with pda worker", () => {
       });
     } finally {
       await queue.close();
+      connection.disconnect();
     }
     a.proc.kill("SIGTERM");
     b.proc.kill("SIGTERM");
@@ -363,11 +367,13 @@ describe("pda batch --queue with pda worker", () => {
   it("a job whose payload is not a valid pda job fails with the reason; the worker goes on", async () => {
     gemini = await startFakeGemini({ handler: fakeAgent() });
     const w = await worker("w");
-    const queue = new Queue(QUEUE_NAME, { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
+    // BullMQ leaves a connection it was given open: closed below, before this test's Redis stops.
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(QUEUE_NAME, { connection });
     try {
       const { PDA_VERSION } = await import("../index.js");
       const job = await queue.add("query", {
-        protocol: 1,
+        protocol: JOB_PROTOCOL,
         pda_version: PDA_VERSION,
         run_id: "r",
         item: { query: 5 },
@@ -382,7 +388,115 @@ describe("pda batch --queue with pda worker", () => {
       expect(await other.getState()).not.toBe("failed");
     } finally {
       await queue.close();
+      connection.disconnect();
     }
     expect(w.proc.exitCode).toBeNull();
+  }, 120_000);
+});
+
+/**
+ * The fake agent behind a counter of the model calls the server is answering at once. The handler holds each
+ * call itself, so a call counts from its arrival until its answer is ready: never longer than the client holds
+ * its limiter slot, so the count can only be lower than the slots held, never higher.
+ */
+function counted(holdMs: number, fault?: (n: number) => Awaited<ReturnType<FakeGeminiHandler>> | undefined) {
+  const agent = fakeAgent();
+  const seen = { inFlight: 0, maxInFlight: 0, arrivals: [] as number[] };
+  const handler: FakeGeminiHandler = async (req) => {
+    seen.arrivals.push(Date.now());
+    const f = fault?.(req.n);
+    if (f) return f;
+    seen.inFlight += 1;
+    seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+    try {
+      await new Promise((r) => setTimeout(r, holdMs));
+      return await agent(req);
+    } finally {
+      seen.inFlight -= 1;
+    }
+  };
+  return { seen, handler };
+}
+
+const ran = (name: string) =>
+  count(join(dir, `${name}.db`), "SELECT count(*) AS n FROM sessions WHERE status = 'succeeded'");
+
+describe("limits shared by the workers through Redis", () => {
+  it("the run's --concurrency caps the model calls in flight across all workers, not per worker", async () => {
+    const c = counted(60);
+    gemini = await startFakeGemini({ handler: c.handler });
+    const { path, sums } = queries(16);
+    const db = join(dir, "submit.db");
+    const out = join(dir, "out");
+    // 2 workers × 4 queries each would send up to 8 model calls at once; the run allows 2.
+    await worker("wa");
+    await worker("wb");
+    const r = await pda(["batch", path, "--out", out, "--db", db, "--queue", redis.url, "--concurrency", "2"])
+      .done;
+    expect(r.code).toBe(0);
+    expectExactlyOnce(out, db, sums);
+    expect(ran("wa")).toBeGreaterThan(0);
+    expect(ran("wb")).toBeGreaterThan(0);
+    // Never more than the run's limit at the server, and the limit was reached (the count is not vacuous).
+    expect(c.seen.maxInFlight).toBe(2);
+  }, 240_000);
+
+  it("a 429 with a retry delay seen by one worker pauses every worker's model calls for that delay", async () => {
+    let limitedAt = 0;
+    // The 8th model call gets a 429 asking for 2 s; by then both workers hold queries that want the model.
+    const c = counted(30, (n) => {
+      if (n !== 8) return undefined;
+      limitedAt = Date.now();
+      return { status: 429, message: "quota", retryDelay: "2s" };
+    });
+    gemini = await startFakeGemini({ handler: c.handler });
+    const { path, sums } = queries(8);
+    const db = join(dir, "submit.db");
+    const out = join(dir, "out");
+    const a = await worker("wa");
+    const b = await worker("wb");
+    const r = await pda(["batch", path, "--out", out, "--db", db, "--queue", redis.url, "--concurrency", "1"])
+      .done;
+    expect(r.code).toBe(0);
+    expectExactlyOnce(out, db, sums);
+    expect(ran("wa")).toBeGreaterThan(0);
+    expect(ran("wb")).toBeGreaterThan(0);
+    expect(a.out().stderr + b.out().stderr).toMatch(/rate limited by gemini: waiting 2\.0 s/);
+    // With one call in flight across the run, the 429 is the only call open when it is answered, and its
+    // worker sets the pause before it lets go of the slot: no worker's call reaches the server for 2 s.
+    const after = c.seen.arrivals.filter((t) => t > limitedAt);
+    expect(after.length).toBeGreaterThan(0);
+    expect(Math.min(...after) - limitedAt).toBeGreaterThanOrEqual(2000);
+  }, 240_000);
+});
+
+describe("BullMQ and ioredis load on the queue path only", () => {
+  const QUEUE_LIBS = ["/node_modules/bullmq/", "/node_modules/ioredis/"];
+  const env = () => ({
+    PATH: process.env.PATH ?? "",
+    HOME: dir,
+    NO_COLOR: "1",
+    GEMINI_API_KEY: "dummy-key",
+    GEMINI_BASE_URL: gemini?.url ?? "",
+  });
+
+  it("a local `pda batch` loads neither; `pda worker` loads both (the hook sees them)", async () => {
+    gemini = await startFakeGemini({ handler: fakeAgent() });
+    const { path } = queries(2);
+    const local = await loadedModules(
+      [MAIN, "batch", path, "--out", join(dir, "out"), "--db", join(dir, "local.db")],
+      { cwd: dir, env: env() },
+    );
+    expect(local.code).toBe(0);
+    expect(local.modules.some((m) => m.includes("/dist/performance/runner.js"))).toBe(true);
+    expect(local.modules.filter((m) => QUEUE_LIBS.some((l) => m.includes(l)))).toEqual([]);
+
+    // Nothing listens on port 1: the worker loads the queue libraries, then exits 3.
+    const queued = await loadedModules(
+      [MAIN, "worker", "--queue", "redis://127.0.0.1:1", "--db", join(dir, "w.db")],
+      { cwd: dir, env: env() },
+    );
+    expect(queued.code).toBe(3);
+    for (const lib of QUEUE_LIBS) expect(queued.modules.some((m) => m.includes(lib))).toBe(true);
   }, 120_000);
 });
