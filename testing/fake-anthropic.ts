@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { PACKAGE_ROOT } from "../core/index.js";
+import { DecisionOutput, PACKAGE_ROOT, PerceptionSnapshot, modelJsonSchema } from "../core/index.js";
 import { anthropicRequestProblem } from "./anthropic-rules.js";
 import { readBody, sendJson } from "./http.js";
 
@@ -39,6 +39,8 @@ export interface FakeAnthropicRequest {
   mode: "json_schema" | "tool" | "prompt";
   /** The forced tool's name (pda names it after the schema: PerceptionSnapshot, DecisionOutput). */
   toolName?: string;
+  /** "perception" / "decision" when the schema asked for is one of those of core/, else undefined. */
+  role?: string;
   n: number;
   headers: Record<string, string | string[] | undefined>;
 }
@@ -56,6 +58,8 @@ export type FakeAnthropicReply = { delayMs?: number } &
     /** Thinking used the whole cap: only a thinking block, stop_reason max_tokens. */
     | { thinkingOnly: true; usage?: FakeAnthropicUsage }
     | { refusal: true; usage?: FakeAnthropicUsage }
+    /** A response fixture (testing/fixtures/anthropic/), sent as it is. */
+    | { fixture: string }
     /** An error with the documented envelope (errors.json); `retryAfter` in seconds sets the header. */
     | { status: number; message?: string; retryAfter?: string }
   );
@@ -69,6 +73,16 @@ export interface FakeAnthropic {
   url: string;
   requests: FakeAnthropicRequest[];
   close(): Promise<void>;
+}
+
+const ROLE_KEYS: Array<[string, string]> = [
+  ["perception", keysOf(modelJsonSchema(PerceptionSnapshot))],
+  ["decision", keysOf(modelJsonSchema(DecisionOutput))],
+];
+
+function keysOf(schema: Record<string, unknown> | undefined): string {
+  const props = schema?.properties;
+  return props && typeof props === "object" ? Object.keys(props).sort().join(",") : "";
 }
 
 export async function startFakeAnthropic(options: { handler: FakeAnthropicHandler }): Promise<FakeAnthropic> {
@@ -107,6 +121,8 @@ export async function startFakeAnthropic(options: { handler: FakeAnthropicHandle
     }
     const body = JSON.parse(text) as FakeAnthropicRequest["body"];
     const forced = body.tool_choice?.type === "tool" ? body.tool_choice.name : undefined;
+    const schema = body.output_config?.format?.schema ?? body.tools?.[0]?.input_schema;
+    const keys = keysOf(schema);
     const record: FakeAnthropicRequest = {
       model: body.model ?? "",
       body,
@@ -117,6 +133,7 @@ export async function startFakeAnthropic(options: { handler: FakeAnthropicHandle
         .join("\n"),
       mode: body.output_config?.format ? "json_schema" : forced ? "tool" : "prompt",
       toolName: forced,
+      role: keys ? ROLE_KEYS.find(([, k]) => k === keys)?.[0] : undefined,
       n: requests.length + 1,
       headers: req.headers,
     };
@@ -142,6 +159,7 @@ export async function startFakeAnthropic(options: { handler: FakeAnthropicHandle
         reply.retryAfter ? { "retry-after": reply.retryAfter } : {},
       );
     }
+    if ("fixture" in reply) return sendJson(res, 200, anthropicFixture(reply.fixture));
     const thinkingBlock = (t: string) => ({ type: "thinking", thinking: t, signature: "ZmFrZQ==" });
     let content: unknown[];
     let stopReason: string;
