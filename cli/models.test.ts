@@ -23,6 +23,26 @@ describe("pda models", () => {
     expect(r.roles.find((x) => x.role === "decision")).toMatchObject({ spec: "openai", ready: true });
   });
 
+  it("lists the anthropic provider and checks its key for a role that uses it", () => {
+    const config = parseModelsConfig(
+      "m.yaml",
+      "roles:\n  decision:\n    model: anthropic:claude-haiku-4-5\n",
+    );
+    const report = (env: NodeJS.ProcessEnv) =>
+      modelsReport({ ...bundledModelsConfig(), roles: config.roles }, "m.yaml", undefined, env);
+    const without = report({});
+    expect(without.providers.find((p) => p.name === "anthropic")?.status).toBe("ANTHROPIC_API_KEY not set");
+    expect(without.roles.find((x) => x.role === "decision")).toMatchObject({ ready: false });
+    expect(without.roles.find((x) => x.role === "decision")!.problem).toMatch(/ANTHROPIC_API_KEY/);
+    const withKey = report({ ANTHROPIC_API_KEY: "k" });
+    expect(withKey.providers.find((p) => p.name === "anthropic")?.status).toBe("ANTHROPIC_API_KEY set");
+    expect(withKey.roles.find((x) => x.role === "decision")).toMatchObject({
+      spec: "anthropic:claude-haiku-4-5",
+      ready: true,
+      price: { input_per_mtok: 1, output_per_mtok: 5 },
+    });
+  });
+
   it("runs from dist and exits 0 with no key at all", () => {
     const main = join(PACKAGE_ROOT, "dist", "main.js");
     const env = { PATH: process.env.PATH ?? "", NO_COLOR: "1", PDA_MODEL_CACHE: "/nonexistent-cache" };

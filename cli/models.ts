@@ -9,6 +9,7 @@ import type { Command } from "commander";
 import { configDir, configFile } from "../config/index.js";
 import { errorMessage } from "../core/index.js";
 import {
+  DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_GEMINI_MODEL,
   DEFAULT_OPENAI_BASE_URL,
   chooseDefault,
@@ -68,6 +69,17 @@ export function modelsReport(
       status: env.OPENAI_BASE_URL
         ? `OPENAI_BASE_URL=${env.OPENAI_BASE_URL}${env.OPENAI_API_KEY ? ", OPENAI_API_KEY set" : ""}`
         : `OPENAI_BASE_URL not set (${DEFAULT_OPENAI_BASE_URL} needs OPENAI_API_KEY${env.OPENAI_API_KEY ? ": set" : ": not set"})`,
+    },
+    {
+      name: "anthropic",
+      what: `Anthropic Claude via @anthropic-ai/sdk (default model ${DEFAULT_ANTHROPIC_MODEL})`,
+      status:
+        (env.ANTHROPIC_API_KEY
+          ? "ANTHROPIC_API_KEY set"
+          : env.ANTHROPIC_AUTH_TOKEN
+            ? "ANTHROPIC_AUTH_TOKEN set"
+            : "ANTHROPIC_API_KEY not set") +
+        (env.ANTHROPIC_BASE_URL ? `, ANTHROPIC_BASE_URL=${env.ANTHROPIC_BASE_URL}` : ""),
     },
     { name: "llama", what: "local GGUF via node-llama-cpp (CPU, schema grammar)", status: localStatus },
     {

@@ -12,7 +12,7 @@ import { Spinner } from "./spinner.js";
 import { activity, downLines, hubLine, traceLine } from "./trace.js";
 
 const MODEL_HELP =
-  "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), " +
+  "model as provider[:model]: gemini[:name] (needs GEMINI_API_KEY), openai:<model> (OPENAI_BASE_URL), anthropic[:model] (ANTHROPIC_API_KEY), " +
   "llama:<file.gguf>, scripted:<file.yaml>";
 
 const HIL_HELP =

@@ -62,10 +62,32 @@ export const ModelFamily = z
     thinking_level: z.enum(["minimal", "low", "medium", "high"]).optional(),
     /** Gemini 2.5: thinkingConfig.thinkingBudget in tokens (-1 = dynamic); also added to the output cap. */
     thinking_budget: z.number().int().min(-1).optional(),
-    /** Tokens added to the output cap for thinking when no budget says how many (Gemini 3). */
+    /** Tokens added to the output cap for thinking when no budget says how many (Gemini 3, Claude adaptive). */
     thinking_reserve: z.number().int().min(0).optional(),
+    /**
+     * Anthropic: how the JSON shape is asked for. `json_schema`: structured outputs (output_config.format, the
+     * schema made strict-compatible by the SDK); `tool`: one tool whose input_schema is the schema, forced with
+     * tool_choice (every Claude model with tool use; no thinking with it); `prompt`: the schema in the prompt.
+     */
+    anthropic_output: z.enum(["json_schema", "tool", "prompt"]).optional(),
+    /** Anthropic adaptive thinking: thinking {type: adaptive} with output_config.effort. */
+    effort: z.enum(["low", "medium", "high", "xhigh", "max"]).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((f, ctx) => {
+    if (f.provider !== "anthropic") return;
+    const say = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    // The API's own rules, caught when models.yaml is read rather than on the first call.
+    if (f.thinking_budget !== undefined && f.thinking_budget < 1024) {
+      say("thinking_budget", "Anthropic thinking budgets are at least 1024 tokens");
+    }
+    if (f.thinking_budget !== undefined && f.effort !== undefined) {
+      say("effort", "choose thinking_budget (manual thinking) or effort (adaptive thinking), not both");
+    }
+    if (f.anthropic_output === "tool" && (f.thinking_budget !== undefined || f.effort !== undefined)) {
+      say("anthropic_output", "a forced tool cannot be combined with thinking; use json_schema or prompt");
+    }
+  });
 export type ModelFamily = z.infer<typeof ModelFamily>;
 
 function isRegExp(s: string): boolean {

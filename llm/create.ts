@@ -1,5 +1,5 @@
 /**
- * `--model <provider[:model]>` → a ModelProvider. Specs: `gemini[:model]`, `openai[:model]`,
+ * `--model <provider[:model]>` → a ModelProvider. Specs: `gemini[:model]`, `openai[:model]`, `anthropic[:model]`,
  * `llama:<path | hf:owner/repo/file.gguf>` (empty = the local default GGUF), `scripted:<file>`;
  * no spec → the default choice (chooseDefault). `createModels` gives one provider per role from models.yaml.
  */
@@ -13,6 +13,7 @@ import {
   type GenerateResult,
   type ModelProvider,
 } from "../core/index.js";
+import { AnthropicTransport, DEFAULT_ANTHROPIC_MODEL } from "./anthropic.js";
 import { bundledModelsConfig, familyOf, type ModelsFile, roleSettings, type CallSettings } from "./config.js";
 import { modelCacheDir, type DownloadOptions } from "./download.js";
 import { DEFAULT_GEMINI_MODEL, GeminiTransport } from "./gemini.js";
@@ -26,7 +27,7 @@ import { StructuredProvider, type ModelPrice, type StructuredOptions, type Trans
 export interface ProviderOptions {
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
-  /** Overrides GEMINI_BASE_URL / OPENAI_BASE_URL. */
+  /** Overrides GEMINI_BASE_URL / OPENAI_BASE_URL / ANTHROPIC_BASE_URL. */
   baseUrl?: string;
   apiKey?: string;
   temperature?: number;
@@ -44,7 +45,7 @@ export interface ProviderOptions {
   download?: DownloadOptions;
 }
 
-export const PROVIDER_NAMES = ["gemini", "openai", "llama", "scripted"] as const;
+export const PROVIDER_NAMES = ["gemini", "openai", "anthropic", "llama", "scripted"] as const;
 
 /** Split `provider[:model]`; the model part may itself contain colons (hf:repo/file, C:\ paths). */
 export function parseModelSpec(spec: string): { provider: string; model: string } {
@@ -53,7 +54,7 @@ export function parseModelSpec(spec: string): { provider: string; model: string 
   const model = i < 0 ? "" : spec.slice(i + 1).trim();
   if (!(PROVIDER_NAMES as readonly string[]).includes(provider)) {
     throw new ConfigError(
-      `--model ${spec}: unknown provider "${provider}" (use gemini[:model], openai:<model>, ` +
+      `--model ${spec}: unknown provider "${provider}" (use gemini[:model], openai:<model>, anthropic[:model], ` +
         `llama:<file.gguf | hf:owner/repo/file.gguf>, or scripted:<file>)`,
       { code: "MODEL_SPEC_INVALID" },
     );
@@ -164,6 +165,16 @@ export function createTransport(spec: string, options: ProviderOptions = {}): Tr
         familyOf: (id) => familyOf(config, "openai", id),
         structured: config.openai.structured,
       });
+    case "anthropic": {
+      const id = model || env.ANTHROPIC_MODEL || DEFAULT_ANTHROPIC_MODEL;
+      return new AnthropicTransport({
+        ...common,
+        model: id,
+        apiKey: options.apiKey,
+        baseUrl: options.baseUrl,
+        family: familyOf(config, "anthropic", id),
+      });
+    }
     case "llama":
       return new LlamaTransport({
         model,

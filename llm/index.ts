@@ -53,6 +53,16 @@ export {
   type OpenAIOptions,
   type StructuredMode,
 } from "./openai.js";
+export {
+  AnthropicTransport,
+  DEFAULT_ANTHROPIC_BASE_URL,
+  DEFAULT_ANTHROPIC_MODEL,
+  NO_ANTHROPIC_KEY_MESSAGE,
+  buildMessagesRequest,
+  readMessage,
+  type AnthropicOptions,
+  type AnthropicOutput,
+} from "./anthropic.js";
 export { strictSchema, dropOptionalNulls } from "./strict-schema.js";
 export { LlamaTransport, grammarSchema, type LlamaOptions } from "./llama.js";
 export {

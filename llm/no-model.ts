@@ -15,7 +15,7 @@ export function noModelMessage(why: string): string {
     "no model available. This runs without one (the bundled demo, a scripted model and the real math server):",
     `  pda run "What is 32 + 5 - 3 * 2" --model scripted:${demoScriptPath()}`,
     "For a real model: set GEMINI_API_KEY, or OPENAI_BASE_URL (e.g. Ollama at http://127.0.0.1:11434/v1),",
-    "or pass --model llama:<file.gguf>. `pda models` shows what is configured.",
+    "or pass --model llama:<file.gguf> (or --model anthropic with ANTHROPIC_API_KEY). `pda models` shows what is configured.",
     `(${why})`,
   ].join("\n");
 }

@@ -14,6 +14,7 @@ import type {
 import { ModelError, type ModelErrorCode, type RawCompletion, type RawTurn } from "../core/index.js";
 import type { ModelFamily } from "./config.js";
 import { proxiedFetch } from "./proxy.js";
+import { CallWatch } from "./sdk-call.js";
 import { DEFAULT_RETRY, connectionError, type RetryPolicy } from "./retry.js";
 import { dropOptionalNulls, strictSchema } from "./strict-schema.js";
 import { ModelOutputError, type Transport } from "./structured.js";
@@ -38,9 +39,6 @@ export interface OpenAIOptions {
   structured?: StructuredMode;
   env?: NodeJS.ProcessEnv;
 }
-
-/** Error codes of a name that does not resolve: failing at once beats a minute of retries when offline. */
-const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL"]);
 
 /** The SDK, imported on the first call: most commands never call a model. */
 let sdk: typeof import("openai") | undefined;
@@ -253,69 +251,6 @@ function undoStrictNulls(text: string, schema: Record<string, unknown>): string 
   } catch {
     return text;
   }
-}
-
-/**
- * What one call's fetches did, seen from under the SDK: the tries it made, a DNS failure (ended at once: the
- * SDK would retry it), and a Retry-After longer than the policy allows (the SDK is told not to retry).
- */
-class CallWatch {
-  attempts = 0;
-  dnsError?: unknown;
-  refusedDelayMs?: number;
-  readonly signal: AbortSignal;
-  private readonly ctrl = new AbortController();
-
-  constructor(
-    private readonly base: typeof globalThis.fetch,
-    readonly policy: RetryPolicy,
-    outer?: AbortSignal,
-  ) {
-    this.signal = outer ? AbortSignal.any([outer, this.ctrl.signal]) : this.ctrl.signal;
-  }
-
-  get retries(): number {
-    return Math.max(0, this.attempts - 1);
-  }
-
-  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    this.attempts++;
-    let res: Response;
-    try {
-      res = await this.base(input, init);
-    } catch (e) {
-      const code = (e as { cause?: { code?: string } })?.cause?.code;
-      if (code && DNS_CODES.has(code)) {
-        this.dnsError = e;
-        this.ctrl.abort();
-      }
-      throw e;
-    }
-    const delay = retryAfterMs(res.headers);
-    if (
-      (res.status === 429 || res.status >= 500) &&
-      delay !== undefined &&
-      delay > this.policy.max_server_delay_ms
-    ) {
-      this.refusedDelayMs = delay;
-      const headers = new Headers(res.headers);
-      headers.set("x-should-retry", "false");
-      return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
-    }
-    return res;
-  };
-}
-
-/** `retry-after-ms` (OpenAI) or `retry-after` in seconds or as an HTTP date, as the SDK reads them. */
-function retryAfterMs(headers: Headers): number | undefined {
-  const ms = Number(headers.get("retry-after-ms"));
-  if (headers.get("retry-after-ms") && Number.isFinite(ms)) return ms;
-  const v = headers.get("retry-after");
-  if (!v) return undefined;
-  const s = Number(v);
-  if (Number.isFinite(s)) return s * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** json_schema.name allows [a-zA-Z0-9_-]{1,64}. */

@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { PerceptionSnapshot } from "../core/index.js";
-import { samplePerception, startFakeGemini, startFakeOpenAI } from "../testing/index.js";
+import { samplePerception, startFakeAnthropic, startFakeGemini, startFakeOpenAI } from "../testing/index.js";
 import { createProvider } from "./index.js";
 
 /** A forward proxy: absolute-form HTTP requests and CONNECT tunnels, each counted with its target. */
@@ -87,6 +87,17 @@ describe("HTTPS_PROXY / HTTP_PROXY", () => {
     expect(carried(hosts[1]!)).toBe(1);
     expect(openai.requests).toHaveLength(1);
     expect(gemini.requests).toHaveLength(1);
+  });
+
+  it("the anthropic provider sends its requests through the proxy", async () => {
+    const proxy = await startProxy();
+    const anthropic = await startFakeAnthropic({ handler: () => ({ json: samplePerception() }) });
+    closers.push(proxy.close, anthropic.close);
+    const env = { HTTP_PROXY: proxy.url, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropic.url };
+    const a = createProvider("anthropic:claude-haiku-4-5", { env });
+    expect((await a.generate(perceive)).value).toEqual(samplePerception());
+    expect(proxy.forwarded.filter((f) => f.includes(new URL(anthropic.url).host))).toHaveLength(1);
+    expect(anthropic.requests).toHaveLength(1);
   });
 
   it("without a proxy in the environment the requests go direct", async () => {

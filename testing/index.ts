@@ -4,3 +4,5 @@ export * from "./clock.js";
 export * from "./values.js";
 export * from "./fake-openai.js";
 export * from "./openai-rules.js";
+export * from "./fake-anthropic.js";
+export * from "./anthropic-rules.js";
