@@ -12,6 +12,7 @@ import { isPdaError } from "../core/index.js";
 import { BrowseOptions, type SessionStore } from "../memory/index.js";
 import type { HostGuard } from "../mcp_servers/index.js";
 import type { Resumer } from "./answer.js";
+import { batchComparison, batchPage } from "./batch.js";
 import { ChangeFeed } from "./live.js";
 import type { StaticFiles } from "./static.js";
 import { sessionPage } from "./view.js";
@@ -195,8 +196,14 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
   app.get("/api/batch", (c) => c.json(store.batchRuns()));
   app.get("/api/batch/:id", (c) => {
     try {
-      const id = c.req.param("id");
-      return c.json({ run: store.batchRun(id), items: store.batchItems(id) });
+      return c.json(batchPage(store, c.req.param("id")));
+    } catch (e) {
+      return failure(c, e);
+    }
+  });
+  app.get("/api/batch/:a/compare/:b", (c) => {
+    try {
+      return c.json(batchComparison(store, c.req.param("a"), c.req.param("b")));
     } catch (e) {
       return failure(c, e);
     }

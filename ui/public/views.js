@@ -819,11 +819,102 @@ export function batchListView(main) {
   return () => {};
 }
 
+/** A table from a header row and rows of text. */
+function dataTable(cls, head, rows) {
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: cls },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          head.map((t) => h("th", {}, t)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        rows.map((r) =>
+          h(
+            "tr",
+            {},
+            r.map((c) => h("td", {}, c)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+// A report's lines mark folders and tools as `code`, for Markdown; the page shows them plain.
+const plain = (text) => text.replace(/`([^`]*)`/g, "$1");
+
+/** performance/'s report (one run's or two runs' comparison): its facts, chart and sections. */
+function reportBody(report) {
+  return [
+    h(
+      "ul",
+      { class: "facts" },
+      report.facts.map((f) => h("li", {}, plain(f))),
+    ),
+    h(
+      "figure",
+      { class: "chart" },
+      // As an image, the SVG is a picture only: nothing in it can run or reach the page.
+      h("img", {
+        src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(report.chart)}`,
+        alt: "Per-tool success rate and latency",
+      }),
+    ),
+    report.sections.map((s) =>
+      h(
+        "section",
+        { class: `report-section level-${s.level}` },
+        h(s.level === 2 ? "h2" : "h3", {}, s.title),
+        s.table ? dataTable("report", s.table.head, s.table.rows) : null,
+        !s.table && s.empty ? h("p", { class: "muted" }, s.empty) : null,
+        s.items
+          ? h(
+              "ul",
+              {},
+              s.items.map((i) => h("li", {}, plain(i))),
+            )
+          : null,
+        s.note ? h("p", { class: "muted" }, s.note) : null,
+      ),
+    ),
+  ];
+}
+
+const TOOL_HEAD = [
+  "Tool Name",
+  "Server",
+  "Number of Times Invoked",
+  "Success Rate (%)",
+  "Failures",
+  "Error Kinds",
+  "Median ms",
+  "P95 ms",
+];
+
 export function batchRunView(main, id) {
-  getJson(`/api/batch/${encodeURIComponent(id)}`)
-    .then(({ run, items }) => {
+  Promise.all([getJson(`/api/batch/${encodeURIComponent(id)}`), getJson("/api/batch")])
+    .then(([{ run, items, report, tools }, runs]) => {
       const by = {};
       for (const i of items) by[i.status] = (by[i.status] ?? 0) + 1;
+      const others = runs.filter((r) => r.id !== run.id);
+      const pick = h(
+        "select",
+        { name: "other", "aria-label": "run to compare with" },
+        others.map((r) =>
+          h("option", { value: r.id }, `${r.id.slice(0, 8)} · ${when(r.started_at)} · ${r.input_file ?? ""}`),
+        ),
+      );
       clear(
         main,
         h("div", { class: "crumbs muted" }, h("a", { href: "#/batch" }, "Batch runs"), " / ", run.id),
@@ -854,6 +945,38 @@ export function batchRunView(main, id) {
             ),
           ),
         ),
+        others.length
+          ? h(
+              "form",
+              {
+                class: "compare filters",
+                onsubmit: (ev) => {
+                  ev.preventDefault();
+                  location.hash = `#/batch/${encodeURIComponent(pick.value)}/compare/${encodeURIComponent(run.id)}`;
+                },
+              },
+              h("label", {}, "Compare against (A, the baseline) ", pick),
+              h("button", { type: "submit" }, "Compare"),
+            )
+          : null,
+        h("section", { class: "report" }, h("h2", {}, "Summary"), reportBody(report)),
+        h(
+          "section",
+          { class: "tool-perf" },
+          h("h2", {}, "Tool performance"),
+          tools.length
+            ? dataTable(
+                "tool-perf",
+                TOOL_HEAD,
+                tools.map((t) =>
+                  TOOL_HEAD.map((k) =>
+                    k === "Success Rate (%)" ? t[k].toFixed(1) : String(t[k] === "" ? "–" : t[k]),
+                  ),
+                ),
+              )
+            : h("p", { class: "muted" }, "No tool calls in the done items."),
+        ),
+        h("h2", {}, "Items"),
         h(
           "p",
           {},
@@ -897,5 +1020,28 @@ export function batchRunView(main, id) {
       );
     })
     .catch((e) => clear(main, h("h1", {}, "Batch run"), errorBox(e)));
+  return () => {};
+}
+
+/** Run a (the baseline) against run b: performance/'s comparison, as `pda report <a> <b>` writes it. */
+export function batchCompareView(main, a, b) {
+  getJson(`/api/batch/${encodeURIComponent(a)}/compare/${encodeURIComponent(b)}`)
+    .then((report) =>
+      clear(
+        main,
+        h(
+          "div",
+          { class: "crumbs muted" },
+          h("a", { href: "#/batch" }, "Batch runs"),
+          " / ",
+          h("a", { href: `#/batch/${encodeURIComponent(a)}` }, a.slice(0, 8)),
+          " vs ",
+          h("a", { href: `#/batch/${encodeURIComponent(b)}` }, b.slice(0, 8)),
+        ),
+        h("h1", {}, report.title),
+        h("section", { class: "report comparison" }, reportBody(report)),
+      ),
+    )
+    .catch((e) => clear(main, h("h1", {}, "Comparison"), errorBox(e)));
   return () => {};
 }
