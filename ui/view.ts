@@ -51,17 +51,47 @@ export interface SessionPage {
   version: string;
 }
 
+/**
+ * Results kept by their input: highlighting and plan diffs were most of a page's server time (a 50-step
+ * page highlights 50 blocks and diffs every replan), and a live page is rebuilt on every write to the
+ * store while its code and plans stay the same. Keyed by the text itself, so a changed text is never
+ * served stale; the oldest entries go first once the bound is reached.
+ */
+class Memo<T> {
+  private readonly map = new Map<string, T>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: string, make: () => T): T {
+    const hit = this.map.get(key);
+    if (hit !== undefined) return hit;
+    const value = make();
+    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
+    this.map.set(key, value);
+    return value;
+  }
+}
+
+const highlighted = new Memo<string>(5000);
+const diffs = new Memo<DiffLine[]>(2000);
+
 export function highlight(code: string): string {
-  return hljs.highlight(code, { language: "javascript", ignoreIllegals: true }).value;
+  return highlighted.get(
+    code,
+    () => hljs.highlight(code, { language: "javascript", ignoreIllegals: true }).value,
+  );
 }
 
 export function planDiff(before: readonly string[], after: readonly string[]): DiffLine[] {
-  const out: DiffLine[] = [];
-  for (const part of diffArrays([...before], [...after])) {
-    const op = part.added ? "+" : part.removed ? "-" : " ";
-    for (const text of part.value) out.push({ op, text });
-  }
-  return out;
+  // JSON keeps the two lists apart whatever their lines hold.
+  return diffs.get(JSON.stringify([before, after]), () => {
+    const out: DiffLine[] = [];
+    for (const part of diffArrays([...before], [...after])) {
+      const op = part.added ? "+" : part.removed ? "-" : " ";
+      for (const text of part.value) out.push({ op, text });
+    }
+    return out;
+  });
 }
 
 /** The page's background jobs: answers being resumed, replays (each absent when the server does not allow it). */
