@@ -139,6 +139,20 @@ describe("a team session at the command line", () => {
     expect(text.stdout).toMatch(/sub-agent pc logged \w{8} → replayed \w{8}: same answer, same steps/);
   });
 
+  it("pda replay --session-id gives the replayed session the id asked for, and refuses one taken or not a UUID", async () => {
+    const asked = "0f6c2b1e-7d3a-4c55-9e21-5b8a6d4f3c10";
+    const r = await cli.pda(["replay", id, "--profile", "team", "--json", "--session-id", asked]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ same_answer: true, replayed: { session_id: asked } });
+    const again = await cli.pda(["replay", id, "--profile", "team", "--session-id", asked]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(`--session-id ${asked}: the store has that session already`);
+    const bad = await cli.pda(["replay", id, "--profile", "team", "--session-id", "mine"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--session-id must be a UUID, got "mine"/);
+  });
+
   it("pda replay reports differences per session: adder's step, and the caller's step that got its report (exit 1)", async () => {
     const r = await cli.pda(["replay", id, "--profile", "team", "--json"], join(cli.dir, "changed"));
     expect(r.code).toBe(1);

@@ -14,7 +14,7 @@ import {
   type StepDifference,
 } from "../agent/index.js";
 import { configDir, configFile, loadConfigFile, ProfilesFile } from "../config/index.js";
-import { ConfigError, newId, type AgentSession } from "../core/index.js";
+import { ConfigError, StoreError, newId, type AgentSession } from "../core/index.js";
 import type { DisplayStatus } from "../memory/index.js";
 import { runCommand } from "./context.js";
 import { cancelOnSigint, printOutcome, traceTo, withSessionOptions } from "./run.js";
@@ -90,13 +90,18 @@ export function registerSession(program: Command) {
       "--json",
       "print {logged, replayed, same_answer, differences, unconsumed_model_outputs, sub_agents} as JSON",
     )
-    .action(async (id: string, _o, cmd: Command) =>
+    .option(
+      "--session-id <uuid>",
+      "the replayed session's id (default: a new one), so a caller such as pda ui can follow it as it runs",
+    )
+    .action(async (id: string, o: { sessionId?: string }, cmd: Command) =>
       runCommand(async () => {
         const opts = globalOptions(cmd);
         const store = openStore(opts);
         let logged;
         try {
           logged = loggedTree(store, id);
+          if (o.sessionId !== undefined) freshSessionId(store, o.sessionId);
         } finally {
           store.close();
         }
@@ -106,7 +111,7 @@ export function registerSession(program: Command) {
             `session ${root.session_id} is sub-agent ${root.agent ?? "?"}'s session, called by ${root.parent_session_id}; replay its caller's session, which replays it too`,
           );
         }
-        const replay = new TreeReplay(logged, newId());
+        const replay = new TreeReplay(logged, o.sessionId ?? newId());
         // Humans are not asked again: their logged answers are in the logged model outputs' context.
         const rt = await openRuntime(
           { ...opts, profile: replayProfile(opts, root), hil: "policy:fail" },
@@ -145,6 +150,20 @@ export function registerSession(program: Command) {
         }
       }),
     );
+}
+
+/** --session-id must be a UUID no session in the store has (nor starts with). */
+function freshSessionId(store: ReturnType<typeof openStore>, id: string): void {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+    throw new ConfigError(`--session-id must be a UUID, got "${id}"`);
+  }
+  let taken: string | undefined;
+  try {
+    taken = store.resolveId(id);
+  } catch (e) {
+    if (!(e instanceof StoreError && e.code === "STORE_NOT_FOUND")) throw e;
+  }
+  if (taken !== undefined) throw new ConfigError(`--session-id ${id}: the store has that session already`);
 }
 
 /** `pda resume`'s exit code when the session still waits on a human because nobody could be asked. */

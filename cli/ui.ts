@@ -12,6 +12,7 @@ interface UiFlags {
   port: string;
   host?: string;
   open?: boolean;
+  replay?: boolean;
 }
 
 function portOption(value: string): number {
@@ -35,6 +36,10 @@ export function registerUi(program: Command) {
       `address to listen on (default ${DEFAULT_UI_HOST}); any other than loopback requires the token printed at start`,
     )
     .option("--open", "open the address in the default browser")
+    .option(
+      "--replay",
+      "let a session's page start pda replay of it (the replay calls the live tools; off: the UI only reads and answers questions)",
+    )
     .action(async (_o, cmd: Command) =>
       runCommand(async () => {
         const flags = cmd.optsWithGlobals() as UiFlags;
@@ -43,7 +48,13 @@ export function registerUi(program: Command) {
         let ui;
         try {
           const config = flags.config ?? process.env.PDA_CONFIG;
-          ui = await startUi({ store, port, host: flags.host, config: config ? resolve(config) : undefined });
+          ui = await startUi({
+            store,
+            port,
+            host: flags.host,
+            config: config ? resolve(config) : undefined,
+            allowReplay: flags.replay === true,
+          });
         } catch (e) {
           store.close();
           throw e;

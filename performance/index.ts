@@ -27,7 +27,19 @@ export { matchExpected, judgeAnswer, JudgeVerdict, type Verdict, type MatchOptio
 export { toolPerformance, toolsExecuted, queryRow, type ToolPerf } from "./rows.js";
 export { readBatchState, statePath } from "./files.js";
 export { createProgress, type Progress } from "./progress.js";
-export { reportRun, compareRuns, readRun, type RunData, type ReportFiles } from "./report.js";
+export {
+  reportRun,
+  compareRuns,
+  readRun,
+  runFromOutcomes,
+  runReport,
+  runComparison,
+  reportMarkdown,
+  type RunData,
+  type Report,
+  type ReportSection,
+  type ReportFiles,
+} from "./report.js";
 export { renderChart, svgToPng } from "./chart.js";
 export * from "./schemas.js";
 export { runQueued, adoptResult, type QueueOptions } from "./queue-submit.js";

@@ -12,6 +12,8 @@ import { isPdaError } from "../core/index.js";
 import { BrowseOptions, type SessionStore } from "../memory/index.js";
 import type { HostGuard } from "../mcp_servers/index.js";
 import type { Resumer } from "./answer.js";
+import { batchComparison, batchPage } from "./batch.js";
+import type { Replayer } from "./replay.js";
 import { ChangeFeed } from "./live.js";
 import type { StaticFiles } from "./static.js";
 import { sessionPage } from "./view.js";
@@ -24,6 +26,8 @@ export interface AppOptions {
   token?: string;
   /** Continues sessions answered from the page; without it, answering is refused (the server is read-only). */
   resumer?: Resumer;
+  /** Replays sessions from their page; without it, replaying is refused (pda ui --replay sets it). */
+  replayer?: Replayer;
   /** How often live pages check the store for changes (ms). */
   liveIntervalMs?: number;
 }
@@ -132,7 +136,7 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
 
   app.get("/api/sessions/:id", (c) => {
     try {
-      return c.json(sessionPage(store, c.req.param("id"), o.resumer));
+      return c.json(sessionPage(store, c.req.param("id"), o));
     } catch (e) {
       return failure(c, e);
     }
@@ -161,7 +165,7 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
     return streamSSE(c, async (stream) => {
       let last = known;
       const push = () => {
-        const page = sessionPage(store, id, o.resumer);
+        const page = sessionPage(store, id, o);
         if (page.version === last) return;
         last = page.version;
         void stream.writeSSE({ event: "session", data: JSON.stringify(page) });
@@ -177,8 +181,8 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
     }),
   );
 
-  // The one write: an answer to the question a session waits on. JSON only, so a page elsewhere cannot post
-  // it as a form (and its Origin is refused above).
+  // The writes: an answer to the question a session waits on, and (with --replay) a replay. JSON only, so a
+  // page elsewhere cannot post them as a form (and its Origin is refused above).
   app.post("/api/sessions/:id/answer", async (c) => {
     if (!o.resumer) return c.json({ error: "this pda ui is read-only" }, 403);
     if (!/^application\/json\b/.test(c.req.header("content-type") ?? "")) {
@@ -191,12 +195,32 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
       return failure(c, e);
     }
   });
+  app.post("/api/sessions/:id/replay", async (c) => {
+    if (!o.replayer) {
+      return c.json({ error: "this pda ui does not replay sessions: start it with pda ui --replay" }, 403);
+    }
+    if (!/^application\/json\b/.test(c.req.header("content-type") ?? "")) {
+      return c.json({ error: "send the replay request as application/json" }, 415);
+    }
+    const body: unknown = await c.req.json().catch(() => undefined);
+    try {
+      return c.json(o.replayer.start(c.req.param("id"), body), 202);
+    } catch (e) {
+      return failure(c, e);
+    }
+  });
 
   app.get("/api/batch", (c) => c.json(store.batchRuns()));
   app.get("/api/batch/:id", (c) => {
     try {
-      const id = c.req.param("id");
-      return c.json({ run: store.batchRun(id), items: store.batchItems(id) });
+      return c.json(batchPage(store, c.req.param("id")));
+    } catch (e) {
+      return failure(c, e);
+    }
+  });
+  app.get("/api/batch/:a/compare/:b", (c) => {
+    try {
+      return c.json(batchComparison(store, c.req.param("a"), c.req.param("b")));
     } catch (e) {
       return failure(c, e);
     }

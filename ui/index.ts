@@ -10,3 +10,4 @@ export {
 export { createApp, type AppOptions } from "./app.js";
 export { StaticFiles } from "./static.js";
 export { Resumer, AnswerRequest, type ResumeState } from "./answer.js";
+export { Replayer, ReplayRequest, type ReplayState, type ReplayReport } from "./replay.js";

@@ -33,6 +33,11 @@ export class ChangeFeed {
     };
   }
 
+  /** Tell the listeners now: something they show changed outside the store (a replay ended). */
+  notify(): void {
+    for (const l of [...this.listeners]) l();
+  }
+
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
@@ -42,6 +47,6 @@ export class ChangeFeed {
     const mark = this.store.changeMark();
     if (mark === this.mark && ++this.ticks % FORCE_EVERY !== 0) return;
     this.mark = mark;
-    for (const l of [...this.listeners]) l();
+    this.notify();
   }
 }

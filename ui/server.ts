@@ -9,6 +9,7 @@ import { HostGuard } from "../mcp_servers/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { Resumer } from "./answer.js";
 import { createApp } from "./app.js";
+import { Replayer } from "./replay.js";
 import { StaticFiles } from "./static.js";
 
 export const DEFAULT_UI_PORT = 4646;
@@ -21,8 +22,10 @@ export interface UiOptions {
   /** Default 4646; 0 picks a free port. */
   port?: number;
   liveIntervalMs?: number;
-  /** The config answers are resumed with (pda ui --config). */
+  /** The config answers are resumed and replays run with (pda ui --config). */
   config?: string;
+  /** Let pages start `pda replay` of their session (it calls the live tools and writes a new session). */
+  allowReplay?: boolean;
 }
 
 export interface RunningUi {
@@ -41,14 +44,17 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
   const host = o.host ?? DEFAULT_UI_HOST;
   const port = o.port ?? DEFAULT_UI_PORT;
   const token = isLoopbackHost(host) ? undefined : randomBytes(24).toString("base64url");
+  const replayer = o.allowReplay ? new Replayer({ store: o.store, config: o.config }) : undefined;
   const { app, feed } = createApp({
     store: o.store,
     guard: new HostGuard([host].filter((h) => h !== "0.0.0.0" && h !== "::")),
     files: new StaticFiles(),
     token,
     resumer: new Resumer({ store: o.store, config: o.config }),
+    replayer,
     liveIntervalMs: o.liveIntervalMs,
   });
+  if (replayer) replayer.onEnd = () => feed.notify();
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s as Server)) as Server;
     s.once("error", (e: NodeJS.ErrnoException) =>

@@ -8,6 +8,7 @@ import { diffArrays } from "diff";
 import { createRequire } from "node:module";
 import type { SessionListItem, SessionStore, Timeline, TimelineEvent } from "../memory/index.js";
 import type { ResumeState, Resumer } from "./answer.js";
+import type { ReplayState, Replayer } from "./replay.js";
 
 /**
  * highlight.js is loaded without its type declarations: they pull in the DOM lib, whose fetch types then
@@ -42,24 +43,64 @@ export interface SessionPage {
   pending_human: Record<string, unknown> | null;
   /** What became of an answer given from the page, while this server runs. */
   resume: ResumeState | null;
+  /** The last replay of this session started from the page, while this server runs; null when none. */
+  replay: ReplayState | null;
+  /** Whether this server lets the page start a replay (pda ui --replay). */
+  can_replay: boolean;
   /** Changes whenever anything shown changes, so a live page re-renders only then. */
   version: string;
 }
 
+/**
+ * Results kept by their input: highlighting and plan diffs were most of a page's server time (a 50-step
+ * page highlights 50 blocks and diffs every replan), and a live page is rebuilt on every write to the
+ * store while its code and plans stay the same. Keyed by the text itself, so a changed text is never
+ * served stale; the oldest entries go first once the bound is reached.
+ */
+class Memo<T> {
+  private readonly map = new Map<string, T>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: string, make: () => T): T {
+    const hit = this.map.get(key);
+    if (hit !== undefined) return hit;
+    const value = make();
+    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value!);
+    this.map.set(key, value);
+    return value;
+  }
+}
+
+const highlighted = new Memo<string>(5000);
+const diffs = new Memo<DiffLine[]>(2000);
+
 export function highlight(code: string): string {
-  return hljs.highlight(code, { language: "javascript", ignoreIllegals: true }).value;
+  return highlighted.get(
+    code,
+    () => hljs.highlight(code, { language: "javascript", ignoreIllegals: true }).value,
+  );
 }
 
 export function planDiff(before: readonly string[], after: readonly string[]): DiffLine[] {
-  const out: DiffLine[] = [];
-  for (const part of diffArrays([...before], [...after])) {
-    const op = part.added ? "+" : part.removed ? "-" : " ";
-    for (const text of part.value) out.push({ op, text });
-  }
-  return out;
+  // JSON keeps the two lists apart whatever their lines hold.
+  return diffs.get(JSON.stringify([before, after]), () => {
+    const out: DiffLine[] = [];
+    for (const part of diffArrays([...before], [...after])) {
+      const op = part.added ? "+" : part.removed ? "-" : " ";
+      for (const text of part.value) out.push({ op, text });
+    }
+    return out;
+  });
 }
 
-export function sessionPage(store: SessionStore, id: string, resumes?: Resumer): SessionPage {
+/** The page's background jobs: answers being resumed, replays (each absent when the server does not allow it). */
+export interface PageJobs {
+  resumer?: Resumer;
+  replayer?: Replayer;
+}
+
+export function sessionPage(store: SessionStore, id: string, jobs: PageJobs = {}): SessionPage {
   const t = store.timeline(id);
   let previous: readonly string[] = [];
   let llm = 0;
@@ -83,10 +124,21 @@ export function sessionPage(store: SessionStore, id: string, resumes?: Resumer):
     t.session.status === "awaiting_human"
       ? (store.getSession(t.session.session_id).pending_human ?? null)
       : null;
-  const resume = resumes?.state(t.session.session_id) ?? null;
+  const resume = jobs.resumer?.state(t.session.session_id) ?? null;
+  const replay = jobs.replayer?.state(t.session.session_id) ?? null;
   // A step is rewritten in place as it runs, so the version hashes everything rather than counting rows.
   const version = createHash("sha1")
-    .update(JSON.stringify([t, children, pending, resume]))
+    .update(JSON.stringify([t, children, pending, resume, replay]))
     .digest("base64url");
-  return { session: t.session, usage: t.usage, events, children, pending_human: pending, resume, version };
+  return {
+    session: t.session,
+    usage: t.usage,
+    events,
+    children,
+    pending_human: pending,
+    resume,
+    replay,
+    can_replay: jobs.replayer !== undefined,
+    version,
+  };
 }

@@ -8,6 +8,10 @@ import {
   TOOL_COLUMNS,
   compareRuns,
   queryRow,
+  readRun,
+  reportMarkdown,
+  runComparison,
+  runFromOutcomes,
   reportRun,
   toolPerformance,
   toolsExecuted,
@@ -131,7 +135,7 @@ describe("tool performance rows", () => {
 });
 
 describe("pda report", () => {
-  const a = runDir("run-a", [
+  const outA = [
     outcome(0, { tools: [call("add", true, 10), call("divide", false, 50, "TOOL_ERROR")] }),
     outcome(1, {
       status: "failed",
@@ -140,12 +144,24 @@ describe("pda report", () => {
       tools: [call("divide", false, 40, "TOOL_ERROR")],
     }),
     outcome(2, { tools: [call("power", true, 5)] }),
-  ]);
-  const b = runDir("run-b", [
+  ];
+  const a = runDir("run-a", outA);
+  const outB = [
     outcome(0, { tools: [call("add", true, 12), call("divide", true, 30)] }),
     outcome(1, { output: "1", tools: [call("divide", true, 35)] }),
     outcome(2, { correct: false, output: "2", tools: [call("cbrt", true, 900)] }),
-  ]);
+  ];
+  const b = runDir("run-b", outB);
+
+  it("reads a run from the store's outcomes as from its CSVs, so `pda ui` compares what `pda report` does", () => {
+    expect(runFromOutcomes("run-a", a, outA)).toEqual(readRun(a));
+    const fromStore = runComparison(runFromOutcomes("run-a", a, outA), runFromOutcomes("run-b", b, outB));
+    expect(fromStore).toEqual(runComparison(readRun(a), readRun(b)));
+    expect(fromStore.sections.map((s) => s.title)).toContain("Per-tool changes (tools in both runs)");
+    expect(reportMarkdown(fromStore)).toMatch(
+      /\| divide \| math \| 2 \| 2 \| 0\.0% \| 100\.0% \| \+100\.0 pts \|/,
+    );
+  });
 
   it("compares two runs: rates, per-tool deltas, tools only in one run, changed queries, chart", () => {
     const out = join(root, "cmp");

@@ -1,5 +1,5 @@
 // The page's entry: picks the view from the address's #fragment and swaps it when the fragment changes.
-import { batchListView, batchRunView, sessionView, sessionsView } from "./views.js";
+import { batchCompareView, batchListView, batchRunView, sessionView, sessionsView } from "./views.js";
 
 const main = document.getElementById("main");
 let teardown = () => {};
@@ -16,6 +16,9 @@ function route() {
   else if (parts[0] === "waiting") {
     nav = "waiting";
     teardown = sessionsView(main, params, { fixedStatus: "awaiting_human" });
+  } else if (parts[0] === "batch" && parts[2] === "compare" && parts[3]) {
+    nav = "batch";
+    teardown = batchCompareView(main, decodeURIComponent(parts[1]), decodeURIComponent(parts[3]));
   } else if (parts[0] === "batch" && parts[1]) {
     nav = "batch";
     teardown = batchRunView(main, decodeURIComponent(parts[1]));

@@ -179,6 +179,130 @@ export function sessionsView(main, params, { fixedStatus } = {}) {
   };
 }
 
+// ---- replaying a session ----
+
+async function postJson(url, body) {
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const out = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(out.error ?? `${r.status} ${r.statusText}`);
+  return out;
+}
+
+/** What the replay of this session found: the replayed session (live while it runs) and the steps that differ. */
+function replayPanel(page, onStarted) {
+  const id = page.session.session_id;
+  const r = page.replay;
+  const running = r?.state === "running";
+  const status = h("p", { class: "muted", role: "status" });
+  const profile = h("input", {
+    name: "profile",
+    placeholder: "profile (optional)",
+    title: "the profile the session ran under, when several run its agent",
+    "aria-label": "profile the session ran under",
+  });
+  const start = async (ev) => {
+    ev.preventDefault();
+    button.disabled = true;
+    status.textContent = "Starting pda replay…";
+    try {
+      await postJson(
+        `/api/sessions/${id}/replay`,
+        profile.value.trim() ? { profile: profile.value.trim() } : {},
+      );
+      onStarted();
+    } catch (e) {
+      status.textContent = "";
+      status.append(errorBox(e));
+      button.disabled = false;
+    }
+  };
+  const button = h("button", { type: "submit" }, r ? "Replay again" : "Replay this session");
+  const form =
+    page.can_replay && !running && !FOLLOWED.has(page.session.status)
+      ? h("form", { class: "replay-form filters", onsubmit: start }, button, profile)
+      : null;
+  if (!r && !form) return null;
+  const link = r ? h("a", { href: `#/s/${r.session_id}` }, r.session_id.slice(0, 8)) : null;
+  const report = r?.report;
+  return h(
+    "section",
+    { class: "replay" },
+    h("div", { class: "label" }, "Replay"),
+    h(
+      "p",
+      { class: "muted" },
+      "Runs this session again from its logged model outputs against the live tools (pda replay), and shows which steps differ.",
+    ),
+    running ? h("p", {}, "Replaying as ", link, "… (follow it live there)") : null,
+    r?.state === "failed" ? h("p", { class: "err" }, r.message) : null,
+    report
+      ? [
+          h(
+            "p",
+            {
+              class: `replay-verdict ${report.same_answer && report.differences.length === 0 ? "same" : "differs"}`,
+            },
+            "Replayed as ",
+            link,
+            ": ",
+            report.same_answer ? "same final answer" : "the final answer differs",
+            report.differences.length
+              ? `; ${report.differences.length} step${report.differences.length > 1 ? "s differ" : " differs"}`
+              : "; every step alike",
+            report.sub_agents.length ? `; ${report.sub_agents.length} sub-agent sessions compared` : "",
+          ),
+          report.differences.length
+            ? h(
+                "div",
+                { class: "table-wrap" },
+                h(
+                  "table",
+                  { class: "differences" },
+                  h(
+                    "thead",
+                    {},
+                    h(
+                      "tr",
+                      {},
+                      ["Step", "Description", "Logged", "Replayed"].map((t) => h("th", {}, t)),
+                    ),
+                  ),
+                  h(
+                    "tbody",
+                    {},
+                    report.differences.map((d) =>
+                      h(
+                        "tr",
+                        {},
+                        h(
+                          "td",
+                          {},
+                          h(
+                            "a",
+                            { class: "jump", href: `#step-${d.step}`, "data-target": `step-${d.step}` },
+                            `step ${d.step}`,
+                          ),
+                        ),
+                        h("td", {}, d.description),
+                        h("td", {}, h("pre", { class: "value" }, asText(d.logged))),
+                        h("td", {}, h("pre", { class: "value" }, asText(d.replayed))),
+                      ),
+                    ),
+                  ),
+                ),
+              )
+            : null,
+        ]
+      : null,
+    form,
+    status,
+  );
+}
+
 // ---- answering a question ----
 
 async function postAnswer(id, kind, entry) {
@@ -476,7 +600,7 @@ function toolTable(calls) {
   );
 }
 
-function stepCard(e) {
+function stepCard(e, differsInReplay = false) {
   const s = e.step;
   const r = s.execution_result;
   const err = s.error ?? r?.error;
@@ -495,6 +619,7 @@ function stepCard(e) {
       ),
       h("span", { class: `tag status-${s.status}` }, s.status.replace("_", " ")),
       s.attempts > 1 ? h("span", { class: "tag warn" }, `attempt ${s.attempts}`) : null,
+      differsInReplay ? h("span", { class: "tag warn replay-differs" }, "differs in replay") : null,
       h(
         "a",
         {
@@ -652,16 +777,17 @@ function children(list) {
   );
 }
 
-function renderSession(page) {
+function renderSession(page, onReplay) {
   const s = page.session;
   const id = s.session_id;
+  const differs = new Set((page.replay?.report?.differences ?? []).map((d) => d.step));
   const card = (e) =>
     e.kind === "snapshot"
       ? snapshotCard(e)
       : e.kind === "plan"
         ? planCard(e)
         : e.kind === "step"
-          ? stepCard(e)
+          ? stepCard(e, differs.has(e.step.index))
           : e.kind === "llm"
             ? llmCard(e, id)
             : e.kind === "human"
@@ -717,39 +843,49 @@ function renderSession(page) {
         : null,
       page.resume?.state === "failed" ? h("p", { class: "err" }, page.resume.message) : null,
       totals(page),
+      replayPanel(page, onReplay),
     ),
     children(page.children),
     h("div", { class: "timeline" }, page.events.map(card)),
   ];
 }
 
+/** Whether the page must keep listening: the session runs or waits, or an answer or a replay is under way. */
+const busy = (page) =>
+  FOLLOWED.has(page.session.status) || page.resume?.state === "running" || page.replay?.state === "running";
+
 export function sessionView(main, id) {
   let events = null;
   let closed = false;
   const show = (page) => {
     const y = window.scrollY;
-    clear(main, renderSession(page));
+    clear(
+      main,
+      renderSession(page, () => follow(page.session.session_id, "")),
+    );
     window.scrollTo(0, y);
+  };
+  // The server sends the page again each time the store (or a replay's end) has something new.
+  const follow = (sid, version) => {
+    if (events || closed) return;
+    events = new EventSource(`/api/sessions/${sid}/live?version=${encodeURIComponent(version)}`);
+    events.onopen = () => setLive(true);
+    events.onerror = () => setLive(false);
+    events.addEventListener("session", (m) => {
+      const next = JSON.parse(m.data);
+      show(next);
+      if (!busy(next)) {
+        events.close();
+        events = null;
+        setLive(false);
+      }
+    });
   };
   getJson(`/api/sessions/${encodeURIComponent(id)}`)
     .then((page) => {
       if (closed) return;
       show(page);
-      if (!FOLLOWED.has(page.session.status)) return;
-      // A running (or waiting) session: the server sends its page again each time the store has something new.
-      events = new EventSource(
-        `/api/sessions/${page.session.session_id}/live?version=${encodeURIComponent(page.version)}`,
-      );
-      events.onopen = () => setLive(true);
-      events.onerror = () => setLive(false);
-      events.addEventListener("session", (m) => {
-        const next = JSON.parse(m.data);
-        show(next);
-        if (!FOLLOWED.has(next.session.status) && next.resume?.state !== "running") {
-          events.close();
-          setLive(false);
-        }
-      });
+      if (busy(page)) follow(page.session.session_id, page.version);
     })
     .catch((e) => clear(main, h("h1", {}, "Session"), errorBox(e)));
   return () => {
@@ -819,11 +955,102 @@ export function batchListView(main) {
   return () => {};
 }
 
+/** A table from a header row and rows of text. */
+function dataTable(cls, head, rows) {
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: cls },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          head.map((t) => h("th", {}, t)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        rows.map((r) =>
+          h(
+            "tr",
+            {},
+            r.map((c) => h("td", {}, c)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+// A report's lines mark folders and tools as `code`, for Markdown; the page shows them plain.
+const plain = (text) => text.replace(/`([^`]*)`/g, "$1");
+
+/** performance/'s report (one run's or two runs' comparison): its facts, chart and sections. */
+function reportBody(report) {
+  return [
+    h(
+      "ul",
+      { class: "facts" },
+      report.facts.map((f) => h("li", {}, plain(f))),
+    ),
+    h(
+      "figure",
+      { class: "chart" },
+      // As an image, the SVG is a picture only: nothing in it can run or reach the page.
+      h("img", {
+        src: `data:image/svg+xml;charset=utf-8,${encodeURIComponent(report.chart)}`,
+        alt: "Per-tool success rate and latency",
+      }),
+    ),
+    report.sections.map((s) =>
+      h(
+        "section",
+        { class: `report-section level-${s.level}` },
+        h(s.level === 2 ? "h2" : "h3", {}, s.title),
+        s.table ? dataTable("report", s.table.head, s.table.rows) : null,
+        !s.table && s.empty ? h("p", { class: "muted" }, s.empty) : null,
+        s.items
+          ? h(
+              "ul",
+              {},
+              s.items.map((i) => h("li", {}, plain(i))),
+            )
+          : null,
+        s.note ? h("p", { class: "muted" }, s.note) : null,
+      ),
+    ),
+  ];
+}
+
+const TOOL_HEAD = [
+  "Tool Name",
+  "Server",
+  "Number of Times Invoked",
+  "Success Rate (%)",
+  "Failures",
+  "Error Kinds",
+  "Median ms",
+  "P95 ms",
+];
+
 export function batchRunView(main, id) {
-  getJson(`/api/batch/${encodeURIComponent(id)}`)
-    .then(({ run, items }) => {
+  Promise.all([getJson(`/api/batch/${encodeURIComponent(id)}`), getJson("/api/batch")])
+    .then(([{ run, items, report, tools }, runs]) => {
       const by = {};
       for (const i of items) by[i.status] = (by[i.status] ?? 0) + 1;
+      const others = runs.filter((r) => r.id !== run.id);
+      const pick = h(
+        "select",
+        { name: "other", "aria-label": "run to compare with" },
+        others.map((r) =>
+          h("option", { value: r.id }, `${r.id.slice(0, 8)} · ${when(r.started_at)} · ${r.input_file ?? ""}`),
+        ),
+      );
       clear(
         main,
         h("div", { class: "crumbs muted" }, h("a", { href: "#/batch" }, "Batch runs"), " / ", run.id),
@@ -854,6 +1081,38 @@ export function batchRunView(main, id) {
             ),
           ),
         ),
+        others.length
+          ? h(
+              "form",
+              {
+                class: "compare filters",
+                onsubmit: (ev) => {
+                  ev.preventDefault();
+                  location.hash = `#/batch/${encodeURIComponent(pick.value)}/compare/${encodeURIComponent(run.id)}`;
+                },
+              },
+              h("label", {}, "Compare against (A, the baseline) ", pick),
+              h("button", { type: "submit" }, "Compare"),
+            )
+          : null,
+        h("section", { class: "report" }, h("h2", {}, "Summary"), reportBody(report)),
+        h(
+          "section",
+          { class: "tool-perf" },
+          h("h2", {}, "Tool performance"),
+          tools.length
+            ? dataTable(
+                "tool-perf",
+                TOOL_HEAD,
+                tools.map((t) =>
+                  TOOL_HEAD.map((k) =>
+                    k === "Success Rate (%)" ? t[k].toFixed(1) : String(t[k] === "" ? "–" : t[k]),
+                  ),
+                ),
+              )
+            : h("p", { class: "muted" }, "No tool calls in the done items."),
+        ),
+        h("h2", {}, "Items"),
         h(
           "p",
           {},
@@ -897,5 +1156,28 @@ export function batchRunView(main, id) {
       );
     })
     .catch((e) => clear(main, h("h1", {}, "Batch run"), errorBox(e)));
+  return () => {};
+}
+
+/** Run a (the baseline) against run b: performance/'s comparison, as `pda report <a> <b>` writes it. */
+export function batchCompareView(main, a, b) {
+  getJson(`/api/batch/${encodeURIComponent(a)}/compare/${encodeURIComponent(b)}`)
+    .then((report) =>
+      clear(
+        main,
+        h(
+          "div",
+          { class: "crumbs muted" },
+          h("a", { href: "#/batch" }, "Batch runs"),
+          " / ",
+          h("a", { href: `#/batch/${encodeURIComponent(a)}` }, a.slice(0, 8)),
+          " vs ",
+          h("a", { href: `#/batch/${encodeURIComponent(b)}` }, b.slice(0, 8)),
+        ),
+        h("h1", {}, report.title),
+        h("section", { class: "report comparison" }, reportBody(report)),
+      ),
+    )
+    .catch((e) => clear(main, h("h1", {}, "Comparison"), errorBox(e)));
   return () => {};
 }

@@ -259,6 +259,14 @@ describe.skipIf(!hasChromium)("pda ui in Chromium", () => {
     const r = await fetch(`${ui.url}api/sessions`);
     expect(r.headers.get("access-control-allow-origin")).toBeNull();
     expect(r.headers.get("content-security-policy")).toMatch(/script-src 'self'/);
+    // Read-only but for answers: a replay needs pda ui --replay.
+    const replay = await fetch(`${ui.url}api/sessions/${ids.math}/replay`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+    });
+    expect(replay.status).toBe(403);
+    expect(((await replay.json()) as { error: string }).error).toMatch(/pda ui --replay/);
   });
 
   it("updates a running session's page as `pda run` writes it, without a reload", async () => {
