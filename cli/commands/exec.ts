@@ -6,15 +6,15 @@
 import { readFileSync } from "node:fs";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { runCode } from "../action/index.js";
-import { SandboxLimits, configDir, loadProfile } from "../config/index.js";
-import { ConfigError, errorMessage } from "../core/index.js";
-import { MultiMCP } from "../mcp_servers/index.js";
-import { createChannel } from "../hil/index.js";
-import { runCommand } from "./context.js";
-import { answerElicitations } from "./elicit.js";
-import { hubNamespaces } from "./services.js";
-import { FORM_HELP, hubConfigFile } from "./hub.js";
+import { runCode } from "../../action/index.js";
+import { SandboxLimits, configDir, loadProfile } from "../../config/index.js";
+import { ConfigError, errorMessage } from "../../core/index.js";
+import { MultiMCP } from "../../mcp_servers/index.js";
+import { createChannel } from "../../hil/index.js";
+import { runCommand } from "../context.js";
+import { answerElicitations } from "../elicit.js";
+import { hubNamespaces } from "../services.js";
+import { FORM_HELP, hubConfigFile } from "../hub.js";
 
 interface ExecOptions {
   profile?: string;
@@ -41,7 +41,7 @@ function readCode(source: string): string {
   }
 }
 
-export function registerExec(program: Command): void {
+export function register(program: Command): void {
   program
     .command("exec")
     .description(

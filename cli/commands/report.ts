@@ -1,9 +1,9 @@
 /** `pda report <dir> [<dir>]`: one batch run's report, or two runs compared; Markdown plus a chart. */
 import type { Command } from "commander";
-import { compareRuns, reportRun } from "../performance/index.js";
-import { runCommand } from "./context.js";
+import { compareRuns, reportRun } from "../../performance/index.js";
+import { runCommand } from "../context.js";
 
-export function registerReport(program: Command) {
+export function register(program: Command) {
   program
     .command("report")
     .description("report on a batch output folder, or compare two (A = the first, B = the second)")
