@@ -6,7 +6,7 @@ import { createInterface } from "node:readline/promises";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
-import type { AgentSession } from "../core/index.js";
+import { ConfigError, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
 import { onStdoutClosed } from "./output.js";
 import type { Runtime } from "./runtime.js";
@@ -26,17 +26,29 @@ export function withSessionOptions(cmd: Command): Command {
     .option("--model <spec>", MODEL_HELP)
     .option("--profile <name>", "budgets and limits from config/profiles.yaml")
     .option("--hil <channel>", HIL_HELP)
-    .option("--json", "print the session summary as JSON instead of the trace");
+    .option("--json", "print the session summary as JSON instead of the trace")
+    .option(
+      "--quiet",
+      "print only the answer on stdout: no trace, no figures (a failure's reason on stderr)",
+    );
+}
+
+/** What a session command prints: the live trace and the outcome, the summary as JSON, or only the answer. */
+export type Output = "trace" | "json" | "quiet";
+
+export function outputOf(opts: { json?: boolean; quiet?: boolean }): Output {
+  if (opts.json && opts.quiet) throw new ConfigError("--json and --quiet: choose one");
+  return opts.json ? "json" : opts.quiet ? "quiet" : "trace";
 }
 
 /**
- * The live trace on stdout (nothing with --json), hub events included, and a spinner on a terminal's stderr
- * while a model call or a step's code runs.
+ * The live trace on stdout (nothing with --json or --quiet), hub events included, and a spinner on a
+ * terminal's stderr while a model call or a step's code runs (not with --quiet).
  */
-export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
-  const spinner = new Spinner();
+export function traceTo(rt: Runtime, out: Output, verbose: boolean) {
+  const spinner = new Spinner(process.stderr, out !== "quiet" && !!process.stderr.isTTY);
   const print = (line: string | null) => {
-    if (line && !json) spinner.around(() => process.stdout.write(`${line}\n`));
+    if (line && out === "trace") spinner.around(() => process.stdout.write(`${line}\n`));
   };
   // Servers already down when the session starts failed before anyone listened.
   for (const line of downLines(rt.hub.availability().down)) print(line);
@@ -55,15 +67,15 @@ export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
   };
 }
 
-/** Run one query, printing the live trace (or nothing, with --json). */
+/** Run one query, printing the live trace (or nothing, with --json or --quiet). */
 export async function runOne(
   rt: Runtime,
   query: string,
-  json: boolean,
+  out: Output,
   verbose: boolean,
   sigint?: ReturnType<typeof cancelOnSigint>,
 ): Promise<AgentSession> {
-  const trace = traceTo(rt, json, verbose);
+  const trace = traceTo(rt, out, verbose);
   try {
     return await rt
       .loop({ signal: sigint?.signal, interrupts: sigint?.interrupts, onEvent: trace.onEvent })
@@ -73,9 +85,17 @@ export async function runOne(
   }
 }
 
-export function printOutcome(s: AgentSession, json: boolean) {
-  if (json) {
+export function printOutcome(s: AgentSession, out: Output) {
+  if (out === "json") {
     process.stdout.write(`${JSON.stringify(summarize(s), null, 2)}\n`);
+    return;
+  }
+  if (out === "quiet") {
+    // stdout holds the answer alone, for a pipe or $(…); anything else is said on stderr.
+    if (s.status === "succeeded") process.stdout.write(`${s.state.final_answer}\n`);
+    else if (s.status === "awaiting_human")
+      process.stderr.write(`session ${s.session_id} is waiting for an answer: ${s.pending_question}\n`);
+    else process.stderr.write(`${s.status} ${s.status_reason ?? ""}\n`);
     return;
   }
   const u = s.usage;

@@ -77,11 +77,15 @@ export function register(program: Command) {
       "--queue <url>",
       "run the queries on `pda worker` processes through Redis (redis://host:6379[/db]) instead of here",
     )
-    .option("--timeout <duration>", "per query, e.g. 120s (default: the profile's max_wall_ms)")
+    .option(
+      "--timeout <duration>",
+      "per query: 30s, 2m, 500ms or plain milliseconds (default: the profile's max_wall_ms)",
+    )
     .option("--max-steps <n>", "per-query step budget")
     .option("--max-llm-calls <n>", "per-query model-call budget")
     .option("--max-tokens <n>", "per-query token budget")
     .option("--max-cost-usd <x>", "per-query cost budget in USD, priced from models.yaml costs")
+    .option("--json", "print the run's figures and files as JSON")
     .option("--judge", "decide Correct with an LLM judge instead of exact / numeric matching")
     .option("--tolerance <x>", "relative tolerance of numeric matches", "1e-6")
     .option(
@@ -121,7 +125,7 @@ async function batch(file: string, o: BatchCliOptions): Promise<number> {
   try {
     const r = o.queue ? await submitToQueue(options, o, o.queue, router) : await runHere(options, o, router);
     progress.stop();
-    return printResult(r);
+    return printResult(r, !!o.json);
   } finally {
     progress.stop();
     stop.dispose();
@@ -244,14 +248,25 @@ async function submitToQueue(
   }
 }
 
-function printResult(r: BatchResult): number {
+/** The run's figures and files on stdout (as JSON with --json); why it stopped, if it did, on stderr. */
+function printResult(r: BatchResult, json: boolean): number {
   const done = r.outcomes.length;
   const ok = r.outcomes.filter((x) => x.status === "succeeded").length;
   const checked = r.outcomes.filter((x) => x.correct !== null);
   const correct = checked.filter((x) => x.correct).length;
+  const figures = {
+    status: r.status,
+    done,
+    total: done + r.remaining,
+    succeeded: ok,
+    correct,
+    checked: checked.length,
+  };
   process.stdout.write(
-    `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
-      `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
+    json
+      ? `${JSON.stringify({ ...figures, error: r.error && { code: r.error.code, message: r.error.message }, files: r.files }, null, 2)}\n`
+      : `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
+          `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
   );
   if (r.status === "stopped" && r.error) {
     process.stderr.write(

@@ -3,6 +3,8 @@ import chalk from "chalk";
 import type { Command } from "commander";
 import { ConfigError, ToolError } from "../../core/index.js";
 import { runCommand } from "../context.js";
+import { parseDurationMs } from "../duration.js";
+import { printJsonError } from "../json-error.js";
 import { FORM_HELP, exitCodeFor, terminalJson, withHub } from "../hub.js";
 
 export function register(program: Command): void {
@@ -14,14 +16,11 @@ export function register(program: Command): void {
     .argument("<tool>", "server.tool (or a tool name unique across servers)")
     .argument("[json]", "the arguments as a JSON object", "{}")
     .option("--hil <channel>", FORM_HELP)
-    .option("--timeout <ms>", "per-call timeout in milliseconds", (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0)
-        throw new ConfigError(`--timeout: expected a positive whole number of ms, got "${v}"`);
-      return n;
-    })
-    .action((tool: string, json: string, opts: { timeout?: number }, cmd: Command) =>
+    .option("--json", "a failed call as {error: {code, message, exit_code}} (the result is JSON already)")
+    .option("--timeout <duration>", "per-call timeout: 30s, 2m, 500ms or plain milliseconds")
+    .action((tool: string, json: string, opts: { timeout?: string }, cmd: Command) =>
       runCommand(async () => {
+        const timeoutMs = opts.timeout === undefined ? undefined : parseDurationMs(opts.timeout, "--timeout");
         let args: unknown;
         try {
           args = JSON.parse(json);
@@ -44,12 +43,13 @@ export function register(program: Command): void {
             );
           }
           try {
-            const value = await hub.call(tool, args as Record<string, unknown>, { timeoutMs: opts.timeout });
+            const value = await hub.call(tool, args as Record<string, unknown>, { timeoutMs });
             process.stdout.write(`${terminalJson(value)}\n`);
             return 0;
           } catch (e) {
             if (!(e instanceof ToolError)) throw e;
             process.stderr.write(`${chalk.red("error")} ${e.code}: ${e.message}\n`);
+            printJsonError(e.code, e.message, exitCodeFor(e));
             return exitCodeFor(e);
           }
         });

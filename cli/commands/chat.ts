@@ -4,14 +4,14 @@ import type { Command } from "commander";
 import { summaryLine } from "../../core/index.js";
 import { runCommand } from "../context.js";
 import { globalOptions, openRuntime } from "../runtime.js";
-import { cancelOnSigint, chatLines, printOutcome, runOne, withSessionOptions } from "../run.js";
+import { cancelOnSigint, chatLines, outputOf, printOutcome, runOne, withSessionOptions } from "../run.js";
 
 export function register(program: Command): void {
   withSessionOptions(
     program.command("chat").description("interactive: one session per line typed (/help for commands)"),
   ).action(async (_opts, cmd: Command) =>
     runCommand(async () => {
-      const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
+      const opts = globalOptions(cmd);
       const rt = await openRuntime(opts);
       const tty = !!process.stdin.isTTY;
       const help =
@@ -42,8 +42,8 @@ export function register(program: Command): void {
           }
           const sigint = cancelOnSigint(rt);
           try {
-            const s = await runOne(rt, line, !!opts.json, !!opts.verbose, sigint);
-            printOutcome(s, !!opts.json);
+            const s = await runOne(rt, line, outputOf(opts), !!opts.verbose, sigint);
+            printOutcome(s, outputOf(opts));
             last = s.status === "succeeded" ? 0 : 1;
           } finally {
             sigint.dispose();

@@ -6,6 +6,7 @@
  * against what the modules register.
  */
 import { Command } from "commander";
+import { printJsonError } from "../json-error.js";
 
 export type Register = (program: Command) => void;
 
@@ -29,7 +30,7 @@ const entry = (name: string, [term, description]: [string, string], load: Comman
 export const COMMANDS: CommandEntry[] = [
   entry(
     "run",
-    ["run [options] <query>", "answer one query: perceive, plan, run tools, check, answer"],
+    ["run [options] [query]", "answer one query: perceive, plan, run tools, check, answer"],
     async () => (await import("./run.js")).register,
   ),
   entry(
@@ -215,7 +216,11 @@ export function baseProgram(): Command {
       .configureHelp({ showGlobalOptions: true })
       .showHelpAfterError()
       // Bad usage (unknown command or option, missing argument) exits 2, as DESIGN.md says; help and version 0.
-      .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
+      .exitOverride((err) => {
+        if (err.exitCode === 0) process.exit(0);
+        printJsonError("USAGE", err.message.replace(/^error: /, ""), 2);
+        process.exit(2);
+      })
   );
 }
 

@@ -45,7 +45,7 @@ export function register(program: Command): void {
           { ...opts, profile: replayProfile(opts, root), hil: "policy:fail" },
           { models: { perception: replay.root, decision: replay.root }, modelFor: replay.modelFor },
         );
-        const trace = traceTo(rt, !!opts.json, !!opts.verbose);
+        const trace = traceTo(rt, opts.json ? "json" : "trace", !!opts.verbose);
         try {
           const replayed = await rt
             .loop({ onEvent: trace.onEvent })
@@ -62,7 +62,7 @@ export function register(program: Command): void {
             };
             process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
           } else {
-            printOutcome(replayed, false);
+            printOutcome(replayed, "trace");
             process.stdout.write(
               main!.same_answer
                 ? chalk.green(`same final answer as ${root.session_id}\n`)

@@ -13,9 +13,14 @@ export function register(program: Command) {
       "--out <dir>",
       "where to write report.md / comparison.md and the chart (default: the last folder)",
     )
-    .action(async (dir: string, other: string | undefined, opts: { out?: string }) =>
+    .option("--json", "print {markdown, files} as JSON")
+    .action(async (dir: string, other: string | undefined, opts: { out?: string; json?: boolean }) =>
       runCommand(async () => {
         const r = other ? compareRuns(dir, other, opts.out ?? other) : reportRun(dir, opts.out ?? dir);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ markdown: r.markdown, files: r.files }, null, 2)}\n`);
+          return 0;
+        }
         process.stdout.write(r.markdown);
         process.stderr.write(`wrote ${[r.files.md, r.files.svg, r.files.png].filter(Boolean).join(", ")}\n`);
         return 0;

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { ConfigError, type AgentSession } from "../../core/index.js";
 import type { DisplayStatus } from "../../memory/index.js";
 import { runCommand } from "../context.js";
-import { cancelOnSigint, printOutcome, traceTo, withSessionOptions } from "../run.js";
+import { cancelOnSigint, outputOf, printOutcome, traceTo, withSessionOptions } from "../run.js";
 import { globalOptions, openRuntime, openStore } from "../runtime.js";
 import { EXIT_STILL_WAITING, stillWaiting } from "../session.js";
 
@@ -44,17 +44,17 @@ export function register(program: Command): void {
       }
       const rt = await openRuntime(opts);
       const sigint = cancelOnSigint(rt);
-      const trace = traceTo(rt, !!opts.json, !!opts.verbose);
+      const trace = traceTo(rt, outputOf(opts), !!opts.verbose);
       try {
         // An interrupted session is claimed first, so two resumes cannot both continue it.
         if (status === "interrupted") rt.store.claimInterrupted(waiting.session_id);
         const logged = rt.store.getSession(waiting.session_id);
-        if (!opts.json)
+        if (outputOf(opts) === "trace")
           process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
         const s = await rt
           .loop({ signal: sigint.signal, interrupts: sigint.interrupts, onEvent: trace.onEvent })
           .resume(logged);
-        printOutcome(s, !!opts.json);
+        printOutcome(s, outputOf(opts));
         return s.status === "succeeded" ? 0 : 1;
       } finally {
         trace.dispose();
