@@ -174,6 +174,11 @@ export const COMMANDS: CommandEntry[] = [
     ],
     async () => (await import("./ui.js")).register,
   ),
+  entry(
+    "completion",
+    ["completion <shell>", "print the shell completion script for bash, zsh, fish or powershell"],
+    async () => (await import("./completion.js")).register,
+  ),
 ];
 
 /** Global options that take a value, so the word after them is not the command. */
@@ -228,9 +233,10 @@ export function baseProgram(): Command {
  * Every command as a placeholder with its table term and description: enough for `pda --help`, `--version`
  * and "unknown command" suggestions. A placeholder never runs: a known command loads its own module instead.
  */
-export function addPlaceholders(program: Command): Command {
+export function addPlaceholders(program: Command, except: string[] = []): Command {
   const terms = new Map<string, string>();
   for (const { name, term, description } of COMMANDS) {
+    if (except.includes(name)) continue;
     program.command(name).description(description);
     terms.set(name, term);
   }
@@ -243,9 +249,27 @@ export function addPlaceholders(program: Command): Command {
 
 /** The program for argv: the named command registered, or the placeholders when no command is named. */
 export async function programFor(argv: string[]): Promise<Command> {
+  if (commandName(argv) === "complete") return completionProgram(argv);
   const program = baseProgram();
   const command = commandEntry(commandName(argv));
   if (command) (await command.load())(program);
   else addPlaceholders(program);
+  return program;
+}
+
+/**
+ * `pda complete -- <words>`, which a completion script runs on Tab: the program as far as the words name it
+ * (the command they name with its options, else every command's placeholder) handed to @bomb.sh/tab, which
+ * adds `complete` and prints the candidates.
+ */
+async function completionProgram(argv: string[]): Promise<Command> {
+  const at = argv.indexOf("--");
+  const words = at >= 0 ? argv.slice(at + 1) : [];
+  const named = commandEntry(commandName(words));
+  const program = baseProgram();
+  if (named && named.name !== "completion") (await named.load())(program);
+  else addPlaceholders(program, ["completion"]);
+  const { default: tab } = await import("@bomb.sh/tab/commander");
+  tab(program, { completionCommandName: "completion" });
   return program;
 }
