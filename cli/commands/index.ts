@@ -175,6 +175,14 @@ export const COMMANDS: CommandEntry[] = [
     async () => (await import("./ui.js")).register,
   ),
   entry(
+    "config",
+    [
+      "config [options]",
+      "where pda's config comes from: the folder and each file used, and the session store",
+    ],
+    async () => (await import("./config.js")).register,
+  ),
+  entry(
     "completion",
     ["completion <shell>", "print the shell completion script for bash, zsh, fish or powershell"],
     async () => (await import("./completion.js")).register,
@@ -210,7 +218,7 @@ export function baseProgram(): Command {
       .version("0.1.0")
       .option(
         "--config <dir|file>",
-        "config folder or a file in it (env PDA_CONFIG; default: the bundled config/)",
+        "config folder or a file in it (env PDA_CONFIG; else the nearest .pda/, the user's config folder, the bundled config/: see pda config)",
       )
       .option("--db <path>", "SQLite session store (env PDA_DB; default: the user's data directory)")
       .option("--verbose", "more detail in traces and errors")
