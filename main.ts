@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-/** The `pda` command line: parses, wires the command group of the command being run (cli/commands.ts). */
-import { programFor } from "./cli/commands.js";
+/** The `pda` command line: parses, registers only the command being run (cli/commands/). */
+import { programFor } from "./cli/commands/index.js";
 import { stdoutClosed } from "./cli/output.js";
 
 // NO_COLOR (no-color.org): chalk reads only FORCE_COLOR, and command groups (with chalk) load after this line.

@@ -1,6 +1,7 @@
 /** How a command reports a failure: its message on stderr and its exit code, never a stack unless --verbose. */
 import chalk from "chalk";
 import { isPdaError, errorMessage } from "../core/index.js";
+import { printJsonError } from "./json-error.js";
 
 /** What a file-system error code means, in words a person acts on. */
 const FS_REASONS: Record<string, string> = {
@@ -35,9 +36,11 @@ export async function runCommand(body: () => Promise<number | void>): Promise<vo
     const fs = fileSystemMessage(e);
     if (isPdaError(e)) {
       process.stderr.write(`${chalk.red("error")} ${e.message}\n`);
+      printJsonError(e.code, e.message, e.exitCode);
       process.exitCode = e.exitCode;
     } else if (fs) {
       process.stderr.write(`${chalk.red("error")} ${fs}\n`);
+      printJsonError(`FS_${(e as NodeJS.ErrnoException).code}`, fs, 2);
       process.exitCode = 2;
     } else {
       const verbose = process.argv.includes("--verbose");
@@ -45,6 +48,7 @@ export async function runCommand(body: () => Promise<number | void>): Promise<vo
         ? `\n${(e as Error)?.stack ?? ""}`
         : chalk.dim("\n(unexpected: run again with --verbose to see where it happened)");
       process.stderr.write(`${chalk.red("error")} ${errorMessage(e)}${where}\n`);
+      printJsonError("INTERNAL", errorMessage(e), 1);
       process.exitCode = 1;
     }
   }

@@ -55,7 +55,7 @@ describe("pda exec", () => {
     });
   });
 
-  it("--max-tool-calls and --timeout-ms override the profile, which --profile picks", () => {
+  it("--max-tool-calls and --timeout override the profile, which --profile picks", () => {
     const code = "for (let i = 0; i < 3; i++) await add(i, 1);\nreturn 'done'";
     expect(pda(["-"], code).code).toBe(0);
     const limited = pda(["-", "--max-tool-calls", "2"], code);
@@ -63,15 +63,18 @@ describe("pda exec", () => {
     expect(JSON.parse(limited.stdout).error.code).toBe("SANDBOX_TOOL_LIMIT");
     const stingy = pda(["-", "--profile", "stingy"], code);
     expect(JSON.parse(stingy.stdout).error.code).toBe("SANDBOX_TOOL_LIMIT");
-    const loop = pda(["-", "--timeout-ms", "300"], "for (;;) {}");
+    const loop = pda(["-", "--timeout", "300ms"], "for (;;) {}");
     expect(loop.code).toBe(1);
     expect(JSON.parse(loop.stdout).error.code).toBe("SANDBOX_TIMEOUT");
+    // The old flag still works, with the same syntax.
+    const old = pda(["-", "--timeout-ms", "300"], "for (;;) {}");
+    expect(JSON.parse(old.stdout).error.code).toBe("SANDBOX_TIMEOUT");
   });
 
   it("bad usage exits 2 with a message naming what is wrong", () => {
-    const badNumber = pda(["-", "--timeout-ms", "soon"], "return 1");
+    const badNumber = pda(["-", "--timeout", "soon"], "return 1");
     expect(badNumber.code).toBe(2);
-    expect(badNumber.stderr).toContain('--timeout-ms: expected a whole number ≥ 1, got "soon"');
+    expect(badNumber.stderr).toContain("--timeout soon: expected a duration like 30s, 2m, 500ms");
     const missing = pda([join(dir, "nope.js")]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("cannot read");

@@ -23,9 +23,9 @@ export interface CliFolder {
   /**
    * `pda <args>` with --config (this folder's unless given) and --db dir/pda.db. The environment is only
    * PATH, HOME=dir and NO_COLOR, so no key or user config of the machine running the tests leaks in; `env`
-   * adds to it (e.g. GEMINI_BASE_URL).
+   * adds to it (e.g. GEMINI_BASE_URL). `input`, when given, is written to its stdin, which is then closed.
    */
-  pda(args: string[], config?: string, env?: Record<string, string>): Promise<PdaRun>;
+  pda(args: string[], config?: string, env?: Record<string, string>, input?: string): Promise<PdaRun>;
   close(): void;
 }
 
@@ -42,15 +42,16 @@ export function cliFolder(prefix: string): CliFolder {
   return {
     dir,
     config,
-    pda: (args, cfg = config, env = {}) =>
+    pda: (args, cfg = config, env = {}, input) =>
       new Promise((resolve) => {
-        execFile(
+        const child = execFile(
           process.execPath,
           [distPath("main.js"), "--config", cfg, "--db", join(dir, "pda.db"), ...args],
           { env: { PATH: process.env.PATH ?? "", HOME: dir, NO_COLOR: "1", ...env }, timeout: 60_000 },
           (err, stdout, stderr) =>
             resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         );
+        if (input !== undefined) child.stdin?.end(input);
       }),
     close: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -1,5 +1,6 @@
 /**
- * `pda servers`, `pda tools` and `pda call`: the hub's state, its tool list, and one tool call.
+ * The hub at the terminal, shared by `pda servers`, `tools`, `call`, `resources`, `prompts` and `exec`: the hub
+ * opened for one command, tool signatures, JSON for a terminal, and the exit code of a failed call.
  * Exit codes (DESIGN.md): 0 done; 1 the tool failed; 2 bad usage or config; 3 a server could not be reached.
  */
 import { statSync } from "node:fs";
@@ -8,18 +9,10 @@ import chalk from "chalk";
 import type { Command } from "commander";
 import { configDir, configFile } from "../config/index.js";
 import { createChannel } from "../hil/index.js";
-import {
-  ConfigError,
-  ToolError,
-  defaultDbPath,
-  summaryLine,
-  type ToolInfo,
-  type ToolListCache,
-} from "../core/index.js";
+import { ToolError, defaultDbPath, type ToolInfo, type ToolListCache } from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
 import { answerElicitations } from "./elicit.js";
-import { runCommand } from "./context.js";
 
 interface HubCliOptions {
   config?: string;
@@ -142,133 +135,8 @@ export function terminalJson(value: unknown): string {
 }
 
 /** CLI exit code for a failed call. */
-function exitCodeFor(e: ToolError): number {
+export function exitCodeFor(e: ToolError): number {
   if (e.serverLost) return 3;
   if (e.code === "TOOL_INVALID_ARGS" || e.code === "TOOL_NOT_FOUND") return 2;
   return 1;
-}
-
-export function registerHub(program: Command): void {
-  program
-    .command("servers")
-    .description(
-      "the configured MCP servers: running, cached (tools known, not started), failed or disabled, with tool " +
-        "count and last error (exit 3 if one failed); servers not cached yet are started",
-    )
-    .option("--json", "print the status as JSON")
-    .action((opts: { json?: boolean }, cmd: Command) =>
-      runCommand(() =>
-        withHub(cmd, {}, async (hub) => {
-          const status = hub.status();
-          if (opts.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
-          else {
-            for (const s of status) {
-              const colour =
-                s.state === "ready"
-                  ? chalk.green
-                  : s.state === "cached"
-                    ? chalk.cyan
-                    : s.state === "disabled"
-                      ? chalk.dim
-                      : chalk.red;
-              const error = s.lastError && s.state !== "ready" ? `  ${chalk.red(s.lastError)}` : "";
-              process.stdout.write(
-                `${chalk.bold(s.id.padEnd(14))} ${colour(s.state.padEnd(9))} ${String(s.tools).padStart(3)} tools  ${chalk.dim(s.transport)}${error}\n`,
-              );
-              for (const w of s.warnings ?? []) process.stdout.write(`  ${chalk.yellow("warning")} ${w}\n`);
-            }
-          }
-          return status.some((s) => s.state === "failed") ? 3 : 0;
-        }),
-      ),
-    );
-
-  program
-    .command("tools")
-    .description("list the tools of the configured MCP servers")
-    .option("--server <id>", "only this server's tools (and only this server is started)")
-    .option("--json", "print name, description and input schema of each tool as JSON")
-    .option("--refresh", "start the servers and list their tools again, replacing the cached lists")
-    .action((opts: { server?: string; json?: boolean; refresh?: boolean }, cmd: Command) =>
-      runCommand(() =>
-        withHub(
-          cmd,
-          { ...(opts.server && { only: [opts.server] }), refresh: !!opts.refresh },
-          async (hub) => {
-            if (opts.server && !hub.status().some((s) => s.id === opts.server)) {
-              throw new ConfigError(
-                `--server: no server named "${opts.server}" (known: ${hub
-                  .status()
-                  .map((s) => s.id)
-                  .join(", ")})`,
-              );
-            }
-            const tools = hub.tools().filter((t) => !opts.server || t.server === opts.server);
-            if (opts.json) {
-              process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
-            } else {
-              for (const t of tools) {
-                const approval = t.needsApproval ? chalk.yellow(" [needs approval]") : "";
-                process.stdout.write(
-                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(summaryLine(t.description))}\n`,
-                );
-              }
-            }
-            const failed = hub.status().filter((s) => s.state === "failed");
-            for (const s of failed) process.stderr.write(`${chalk.red("warning")} ${s.id}: ${s.lastError}\n`);
-            return failed.length > 0 && tools.length === 0 ? 3 : 0;
-          },
-        ),
-      ),
-    );
-
-  program
-    .command("call")
-    .description(
-      "call one tool and print its result as JSON (exit 1 tool error, 2 bad usage, 3 server unreachable)",
-    )
-    .argument("<tool>", "server.tool (or a tool name unique across servers)")
-    .argument("[json]", "the arguments as a JSON object", "{}")
-    .option("--hil <channel>", FORM_HELP)
-    .option("--timeout <ms>", "per-call timeout in milliseconds", (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n <= 0)
-        throw new ConfigError(`--timeout: expected a positive whole number of ms, got "${v}"`);
-      return n;
-    })
-    .action((tool: string, json: string, opts: { timeout?: number }, cmd: Command) =>
-      runCommand(async () => {
-        let args: unknown;
-        try {
-          args = JSON.parse(json);
-        } catch (e) {
-          throw new ConfigError(`arguments are not valid JSON: ${(e as Error).message}`);
-        }
-        if (args === null || typeof args !== "object" || Array.isArray(args)) {
-          throw new ConfigError(`arguments must be a JSON object like '{"a": 1}', got ${json}`);
-        }
-        const dot = tool.indexOf(".");
-        // A qualified name needs only its own server started.
-        const only = dot > 0 ? [tool.slice(0, dot)] : undefined;
-        return withHub(cmd, only ? { only } : {}, async (hub) => {
-          if (only && !hub.status().some((s) => s.id === only[0])) {
-            throw new ConfigError(
-              `no server named "${only[0]}" (known: ${hub
-                .status()
-                .map((s) => s.id)
-                .join(", ")})`,
-            );
-          }
-          try {
-            const value = await hub.call(tool, args as Record<string, unknown>, { timeoutMs: opts.timeout });
-            process.stdout.write(`${terminalJson(value)}\n`);
-            return 0;
-          } catch (e) {
-            if (!(e instanceof ToolError)) throw e;
-            process.stderr.write(`${chalk.red("error")} ${e.code}: ${e.message}\n`);
-            return exitCodeFor(e);
-          }
-        });
-      }),
-    );
 }

@@ -1,8 +1,8 @@
 /**
- * The session store at the terminal: `pda sessions`, `pda show <id>`, `pda export <id>`,
- * `pda memory search "<text>"`, `pda memory remember <id>` and `pda memory tools`.
+ * The session store at the terminal, shared by `pda sessions`, `show`, `export` and `memory`: the store opened
+ * for reading, option checks, and sessions, timelines, memory hits and tool statistics rendered as text.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
@@ -16,9 +16,6 @@ import {
   type TimelineEvent,
   type ToolStat,
 } from "../memory/index.js";
-import { renderAgentTree, withSubagentsLine } from "./agent-tree.js";
-import { runCommand } from "./context.js";
-import { serverNoteLines } from "./trace.js";
 import { openTelemetry } from "../telemetry/index.js";
 
 interface Globals {
@@ -27,18 +24,18 @@ interface Globals {
   otel?: boolean;
 }
 
-const globals = (cmd: Command) => cmd.optsWithGlobals() as Globals;
-const dbPathOf = (g: Globals) => resolve(g.db ?? process.env.PDA_DB ?? defaultDbPath());
+export const globals = (cmd: Command) => cmd.optsWithGlobals() as Globals;
+export const dbPathOf = (g: Globals) => resolve(g.db ?? process.env.PDA_DB ?? defaultDbPath());
 const when = (iso: string | null) => (iso ? iso.replace("T", " ").slice(0, 19) : "—");
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const usd = (n: number) => `$${n.toFixed(6)}`;
-const out = (text: string): void => {
+export const out = (text: string): void => {
   process.stdout.write(`${text}\n`);
 };
-const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
+export const printJson = (value: unknown) => out(JSON.stringify(value, null, 2));
 
 /** `pda show … | head` closes the pipe early: stop quietly instead of crashing with EPIPE. */
-function quietOnClosedPipe(): void {
+export function quietOnClosedPipe(): void {
   process.stdout.on("error", (e: NodeJS.ErrnoException) => {
     if (e.code === "EPIPE") process.exit(0);
     throw e;
@@ -46,12 +43,12 @@ function quietOnClosedPipe(): void {
 }
 
 /** Open the store for reading; null when the file does not exist yet (nothing was ever logged). */
-function openExisting(g: Globals): SessionStore | null {
+export function openExisting(g: Globals): SessionStore | null {
   const path = dbPathOf(g);
   return existsSync(path) ? SessionStore.open(path, { mustExist: true }) : null;
 }
 
-function withStore<T>(g: Globals, body: (store: SessionStore) => T): T {
+export function withStore<T>(g: Globals, body: (store: SessionStore) => T): T {
   const store = SessionStore.open(dbPathOf(g), { mustExist: true });
   try {
     return body(store);
@@ -61,20 +58,20 @@ function withStore<T>(g: Globals, body: (store: SessionStore) => T): T {
 }
 
 // Options are checked inside runCommand so bad values exit 2 with a message, like every usage error.
-function positiveInt(name: string, value: string): number {
+export function positiveInt(name: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0)
     throw new ConfigError(`${name} must be a positive integer, got "${value}"`);
   return n;
 }
 
-function fraction(value: string): number {
+export function fraction(value: string): number {
   const n = Number(value);
   if (!(n >= 0 && n <= 1)) throw new ConfigError(`--threshold must be a number from 0 to 1, got "${value}"`);
   return n;
 }
 
-function statusOption(value: string): DisplayStatus {
+export function statusOption(value: string): DisplayStatus {
   const parsed = DisplayStatus.safeParse(value);
   if (!parsed.success) {
     throw new ConfigError(`--status must be one of ${DisplayStatus.options.join(", ")}; got "${value}"`);
@@ -91,9 +88,9 @@ const STATUS_COLOR: Record<DisplayStatus, (s: string) => string> = {
   budget_exhausted: chalk.yellow,
   interrupted: chalk.magenta,
 };
-const status = (s: DisplayStatus, width = 0) => STATUS_COLOR[s](s.padEnd(width));
+export const status = (s: DisplayStatus, width = 0) => STATUS_COLOR[s](s.padEnd(width));
 
-function sessionLine(s: SessionListItem): string {
+export function sessionLine(s: SessionListItem): string {
   const answer = s.final_answer ? ` ${chalk.dim("→")} ${clip(oneLine(s.final_answer), 60)}` : "";
   const figures = chalk.dim(`${s.steps} steps · ${s.tokens} tok · ${secs(s.duration_ms)}`);
   return `${chalk.dim(s.session_id.slice(0, 8))}  ${when(s.created_at)}  ${status(s.status, 16)} ${clip(oneLine(s.original_query), 70)}${answer}  ${figures}`;
@@ -220,9 +217,9 @@ export function renderTimeline(t: Timeline, verbose = false, withSubagents = "")
 }
 
 /** The session's agent tree (sub-agent sessions and their reports) after its timeline, when it has one. */
-const withTree = (timeline: string, tree: string) => (tree ? `${timeline}\n\n${tree}` : timeline);
+export const withTree = (timeline: string, tree: string) => (tree ? `${timeline}\n\n${tree}` : timeline);
 
-function hitLines(h: MemoryHit): string {
+export function hitLines(h: MemoryHit): string {
   const kind = h.kind === "solution" ? chalk.green("solution") : chalk.yellow("warning ");
   const figures = chalk.dim(
     `relevance ${h.relevance.toFixed(2)} · ${when(h.created_at)} · ${h.session_id.slice(0, 8)}` +
@@ -235,7 +232,7 @@ function hitLines(h: MemoryHit): string {
   return `${kind} ${clip(oneLine(h.original_query), 100)}  ${figures}\n${detail}`;
 }
 
-function statLine(s: ToolStat): string {
+export function statLine(s: ToolStat): string {
   const rate = `${(s.success_rate * 100).toFixed(0)}%`;
   const color = s.success_rate >= 0.95 ? chalk.green : s.success_rate >= 0.8 ? chalk.yellow : chalk.red;
   const errs = Object.entries(s.error_kinds)
@@ -244,154 +241,12 @@ function statLine(s: ToolStat): string {
   return `${`${s.server}.${s.tool}`.padEnd(32)} ${String(s.calls).padStart(6)} calls  ${color(rate.padStart(4))}  p50 ${Math.round(s.p50_ms)} ms  p95 ${Math.round(s.p95_ms)} ms${errs ? chalk.dim(`  ${errs}`) : ""}`;
 }
 
-export function registerMemory(program: Command) {
-  program
-    .command("sessions")
-    .description("past sessions, newest first")
-    .option("--search <words>", "only sessions whose query, requirement, summary or answer has these words")
-    .option("--status <status>", `one of ${DisplayStatus.options.join(", ")}`)
-    .option("--limit <n>", "how many (default 20)", "20")
-    .option("--json", "print the list as JSON")
-    .action((opts: { search?: string; status?: string; limit: string; json?: boolean }, cmd: Command) =>
-      runCommand(async () => {
-        quietOnClosedPipe();
-        const query = {
-          search: opts.search,
-          status: opts.status === undefined ? undefined : statusOption(opts.status),
-          limit: positiveInt("--limit", opts.limit),
-        };
-        const store = openExisting(globals(cmd));
-        let items: SessionListItem[] = [];
-        try {
-          items = store?.listSessions(query) ?? [];
-        } finally {
-          store?.close();
-        }
-        if (opts.json) return printJson(items);
-        if (items.length === 0) return out(chalk.dim(`no sessions (store: ${dbPathOf(globals(cmd))})`));
-        for (const s of items) out(sessionLine(s));
-      }),
-    );
-
-  program
-    .command("show")
-    .description(
-      "one session's timeline: perceptions, plan versions, steps with code and results, tools, humans",
-    )
-    .argument("<id>", "session id or an unambiguous prefix of it")
-    .option("--json", "print the session as JSON (the AgentSession export)")
-    .action((id: string, opts: { json?: boolean }, cmd: Command) =>
-      runCommand(async () => {
-        quietOnClosedPipe();
-        const g = globals(cmd);
-        withStore(g, (store) => {
-          const session = store.getSession(id);
-          if (opts.json) return printJson(session);
-          const timeline = renderTimeline(store.timeline(id), g.verbose, withSubagentsLine(session));
-          out(withTree(timeline, renderAgentTree(store, id)));
-          for (const line of serverNoteLines(store.serverLogs(session.session_id))) out(line);
-        });
-      }),
-    );
-
-  program
-    .command("export")
-    .description(
-      "a session as JSON (the AgentSession schema), to a file or stdout; with --otel, as OpenTelemetry traces",
-    )
-    .argument("[id]", "session id or an unambiguous prefix of it")
-    .option("--out <file>", "write here instead of stdout")
-    .option("--batch <run>", "with --otel: every session of this batch run, under one span")
-    .addHelpText(
-      "after",
-      `
-With --otel the session (its sub-agent sessions under the steps that called them) is sent as OpenTelemetry
-traces with its stored times instead, to the OTLP endpoint the standard OTEL_* variables name.`,
-    )
-    .action((id: string | undefined, opts: { out?: string; batch?: string }, cmd: Command) =>
-      runCommand(async () => {
-        const g = globals(cmd);
-        if (g.otel) return exportOtel(g, id, opts.batch);
-        if (opts.batch)
-          throw new ConfigError("pda export --batch: only with --otel (batch runs are sent as traces)");
-        if (!id) throw new ConfigError("pda export: name a session id (or --otel --batch <run>)");
-        quietOnClosedPipe();
-        const session = withStore(g, (store) => store.getSession(id));
-        const text = `${JSON.stringify(session, null, 2)}\n`;
-        if (!opts.out) return void process.stdout.write(text);
-        writeFileSync(opts.out, text);
-        process.stderr.write(chalk.dim(`session ${session.session_id} written to ${opts.out}\n`));
-      }),
-    );
-
-  const memory = program.command("memory").description("what the agent remembers from past sessions");
-  memory
-    .command("search")
-    .description("the past sessions memory search returns for a text (solutions and warnings)")
-    .argument("<text>", "a query, as the agent would be asked it")
-    .option("--limit <n>", "most hits (default 5)", "5")
-    .option("--threshold <x>", "minimum relevance 0..1 (default 0.5)", "0.5")
-    .option("--json", "print the hits as JSON")
-    .action((text: string, opts: { limit: string; threshold: string; json?: boolean }, cmd: Command) =>
-      runCommand(async () => {
-        quietOnClosedPipe();
-        const options = { limit: positiveInt("--limit", opts.limit), threshold: fraction(opts.threshold) };
-        const store = openExisting(globals(cmd));
-        let hits: MemoryHit[] = [];
-        try {
-          hits = store?.searchMemory(text, options) ?? [];
-        } finally {
-          store?.close();
-        }
-        if (opts.json) return printJson(hits);
-        if (hits.length === 0) return out(chalk.dim("no past session is relevant enough"));
-        for (const h of hits) out(hitLines(h));
-      }),
-    );
-
-  memory
-    .command("remember")
-    .description(
-      "let memory reuse a session a person answered questions in (by default their answers stay in that session)",
-    )
-    .argument("<id>", "session id (a unique prefix is enough)")
-    .action((id: string, _o, cmd: Command) =>
-      runCommand(async () => {
-        const full = withStore(globals(cmd), (store) => store.rememberHumanAnswers(id));
-        out(`memory may now reuse session ${full} and the answers given in it`);
-      }),
-    );
-
-  memory
-    .command("tools")
-    .description("tool statistics: calls, success rate, latency percentiles, error kinds")
-    .option("--since <iso-time>", "only calls from this time on")
-    .option("--limit <n>", "most tools (default 50)", "50")
-    .option("--json", "print the statistics as JSON")
-    .action((opts: { since?: string; limit: string; json?: boolean }, cmd: Command) =>
-      runCommand(async () => {
-        quietOnClosedPipe();
-        const limit = positiveInt("--limit", opts.limit);
-        if (opts.since !== undefined && Number.isNaN(Date.parse(opts.since))) {
-          throw new ConfigError(`--since must be an ISO date or time, got "${opts.since}"`);
-        }
-        const since = opts.since === undefined ? undefined : new Date(opts.since).toISOString();
-        const store = openExisting(globals(cmd));
-        let stats: ToolStat[] = [];
-        try {
-          stats = store?.toolStats({ since, limit }) ?? [];
-        } finally {
-          store?.close();
-        }
-        if (opts.json) return printJson(stats);
-        if (stats.length === 0) return out(chalk.dim("no tool calls logged"));
-        for (const s of stats) out(statLine(s));
-      }),
-    );
-}
-
 /** `pda export --otel`: a stored session, or a batch run's sessions, sent as traces with their stored times. */
-async function exportOtel(g: Globals, id: string | undefined, batch: string | undefined): Promise<void> {
+export async function exportOtel(
+  g: Globals,
+  id: string | undefined,
+  batch: string | undefined,
+): Promise<void> {
   if (!!id === !!batch) throw new ConfigError("pda export --otel: name either a session id or --batch <run>");
   const store = SessionStore.open(dbPathOf(g), { mustExist: true });
   try {

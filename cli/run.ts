@@ -1,13 +1,15 @@
-/** `pda run "<query>"` and `pda chat`: one session, or one session per line typed. */
+/**
+ * Sessions run at the terminal, shared by `pda run`, `chat`, `resume` and `replay` (cli/commands/): the session
+ * options, the live trace, the outcome, Ctrl-C, and the lines `pda chat` reads.
+ */
 import { createInterface } from "node:readline/promises";
 import chalk from "chalk";
 import type { Command } from "commander";
 import { summarize, type InterruptSource, type LoopEvent } from "../agent/index.js";
-import { ConfigError, summaryLine, type AgentSession } from "../core/index.js";
+import { ConfigError, type AgentSession } from "../core/index.js";
 import { withSubagentsLine } from "./agent-tree.js";
 import { onStdoutClosed } from "./output.js";
-import { runCommand } from "./context.js";
-import { globalOptions, openRuntime, type Runtime } from "./runtime.js";
+import type { Runtime } from "./runtime.js";
 import { Spinner } from "./spinner.js";
 import { activity, downLines, hubLine, traceLine } from "./trace.js";
 
@@ -24,17 +26,29 @@ export function withSessionOptions(cmd: Command): Command {
     .option("--model <spec>", MODEL_HELP)
     .option("--profile <name>", "budgets and limits from config/profiles.yaml")
     .option("--hil <channel>", HIL_HELP)
-    .option("--json", "print the session summary as JSON instead of the trace");
+    .option("--json", "print the session summary as JSON instead of the trace")
+    .option(
+      "--quiet",
+      "print only the answer on stdout: no trace, no figures (a failure's reason on stderr)",
+    );
+}
+
+/** What a session command prints: the live trace and the outcome, the summary as JSON, or only the answer. */
+export type Output = "trace" | "json" | "quiet";
+
+export function outputOf(opts: { json?: boolean; quiet?: boolean }): Output {
+  if (opts.json && opts.quiet) throw new ConfigError("--json and --quiet: choose one");
+  return opts.json ? "json" : opts.quiet ? "quiet" : "trace";
 }
 
 /**
- * The live trace on stdout (nothing with --json), hub events included, and a spinner on a terminal's stderr
- * while a model call or a step's code runs.
+ * The live trace on stdout (nothing with --json or --quiet), hub events included, and a spinner on a
+ * terminal's stderr while a model call or a step's code runs (not with --quiet).
  */
-export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
-  const spinner = new Spinner();
+export function traceTo(rt: Runtime, out: Output, verbose: boolean) {
+  const spinner = new Spinner(process.stderr, out !== "quiet" && !!process.stderr.isTTY);
   const print = (line: string | null) => {
-    if (line && !json) spinner.around(() => process.stdout.write(`${line}\n`));
+    if (line && out === "trace") spinner.around(() => process.stdout.write(`${line}\n`));
   };
   // Servers already down when the session starts failed before anyone listened.
   for (const line of downLines(rt.hub.availability().down)) print(line);
@@ -53,15 +67,15 @@ export function traceTo(rt: Runtime, json: boolean, verbose: boolean) {
   };
 }
 
-/** Run one query, printing the live trace (or nothing, with --json). */
-async function runOne(
+/** Run one query, printing the live trace (or nothing, with --json or --quiet). */
+export async function runOne(
   rt: Runtime,
   query: string,
-  json: boolean,
+  out: Output,
   verbose: boolean,
   sigint?: ReturnType<typeof cancelOnSigint>,
 ): Promise<AgentSession> {
-  const trace = traceTo(rt, json, verbose);
+  const trace = traceTo(rt, out, verbose);
   try {
     return await rt
       .loop({ signal: sigint?.signal, interrupts: sigint?.interrupts, onEvent: trace.onEvent })
@@ -71,9 +85,17 @@ async function runOne(
   }
 }
 
-export function printOutcome(s: AgentSession, json: boolean) {
-  if (json) {
+export function printOutcome(s: AgentSession, out: Output) {
+  if (out === "json") {
     process.stdout.write(`${JSON.stringify(summarize(s), null, 2)}\n`);
+    return;
+  }
+  if (out === "quiet") {
+    // stdout holds the answer alone, for a pipe or $(…); anything else is said on stderr.
+    if (s.status === "succeeded") process.stdout.write(`${s.state.final_answer}\n`);
+    else if (s.status === "awaiting_human")
+      process.stderr.write(`session ${s.session_id} is waiting for an answer: ${s.pending_question}\n`);
+    else process.stderr.write(`${s.status} ${s.status_reason ?? ""}\n`);
     return;
   }
   const u = s.usage;
@@ -143,7 +165,7 @@ export function cancelOnSigint(rt?: Runtime): {
  * fresh prompt per line (with history), closed while the session runs, so a question from the agent (hil/)
  * owns the keyboard alone. Ends at end of input, Ctrl-D, or Ctrl-C at the prompt.
  */
-async function* chatLines(tty: boolean): AsyncGenerator<string> {
+export async function* chatLines(tty: boolean): AsyncGenerator<string> {
   if (!tty) {
     yield* createInterface({ input: process.stdin, terminal: false });
     return;
@@ -164,91 +186,4 @@ async function* chatLines(tty: boolean): AsyncGenerator<string> {
     if (line.trim()) history.unshift(line);
     yield line;
   }
-}
-
-export function registerRun(program: Command) {
-  withSessionOptions(
-    program
-      .command("run")
-      .description("answer one query: perceive, plan, run tools, check, answer")
-      .argument("<query>", "the request, in plain language")
-      .addHelpText(
-        "after",
-        `
-Examples:
-  pda run "What is 32 + 5 - 3 * 2"
-  pda run "What is 32 + 5 - 3 * 2" --model scripted:config/demo/calculator.yaml   # no key needed
-  pda run "Sum the first 10 Fibonacci numbers" --model gemini:gemini-2.5-flash --json
-  pda run "Put the red block in the target" --profile robot-team --hil terminal
-
-Exit codes: 0 answered; 1 the session did not reach its goal (see its status); 2 bad usage or config;
-3 no model or server could be reached. Sessions are logged to --db; see them with pda sessions / pda show.`,
-      ),
-  ).action(async (query: string, _opts, cmd: Command) =>
-    runCommand(async () => {
-      const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
-      if (!query.trim()) throw new ConfigError("pda run: the query is empty");
-      const rt = await openRuntime(opts);
-      const sigint = cancelOnSigint(rt);
-      try {
-        // A local model file is fetched now: with none to be had, no session is started only to fail.
-        await rt.router?.prepare();
-        const s = await runOne(rt, query, !!opts.json, !!opts.verbose, sigint);
-        printOutcome(s, !!opts.json);
-        return s.status === "succeeded" ? 0 : 1;
-      } finally {
-        sigint.dispose();
-        await rt.close();
-      }
-    }),
-  );
-
-  withSessionOptions(
-    program.command("chat").description("interactive: one session per line typed (/help for commands)"),
-  ).action(async (_opts, cmd: Command) =>
-    runCommand(async () => {
-      const opts = globalOptions(cmd) as ReturnType<typeof globalOptions> & { json?: boolean };
-      const rt = await openRuntime(opts);
-      const tty = !!process.stdin.isTTY;
-      const help =
-        "type a request and press Enter; /help this text, /tools the tools, /exit (or Ctrl-D) to leave";
-      if (tty) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
-      let last = 0;
-      try {
-        await rt.router?.prepare();
-        for await (const raw of chatLines(tty)) {
-          const line = raw.trim();
-          if (!line) continue;
-          if (line === "/exit" || line === "/quit") break;
-          if (line === "/help") {
-            process.stdout.write(`${help}\n`);
-            continue;
-          }
-          if (line === "/tools") {
-            for (const t of rt.hub.tools()) {
-              process.stdout.write(`  ${t.qualified} ${chalk.dim(summaryLine(t.description))}\n`);
-            }
-            continue;
-          }
-          // "/tolls" is a typo of a command, not a request to the model ("/tmp/x" is a path: it goes on).
-          const command = /^\/(\w+)(\s|$)/.exec(line);
-          if (command) {
-            process.stderr.write(`unknown command /${command[1]}, try /help\n`);
-            continue;
-          }
-          const sigint = cancelOnSigint(rt);
-          try {
-            const s = await runOne(rt, line, !!opts.json, !!opts.verbose, sigint);
-            printOutcome(s, !!opts.json);
-            last = s.status === "succeeded" ? 0 : 1;
-          } finally {
-            sigint.dispose();
-          }
-        }
-      } finally {
-        await rt.close();
-      }
-      return last;
-    }),
-  );
 }

@@ -46,6 +46,8 @@ export interface GlobalOptions {
   hil?: string;
   verbose?: boolean;
   json?: boolean;
+  /** Only the answer on stdout (run, chat, resume). */
+  quiet?: boolean;
   /** Send traces and metrics over OTLP (as OTEL_EXPORTER_OTLP_ENDPOINT or the profile's `otel: true` do). */
   otel?: boolean;
 }

@@ -2,22 +2,54 @@
  * Loads and validates YAML/JSON config files. Every error names the file, the line and the field.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import envPaths from "env-paths";
 import { LineCounter, parseDocument, isMap, isSeq, type Node } from "yaml";
 import type { z } from "zod";
 import { ConfigError, DEFAULT_CONFIG_DIR } from "../core/index.js";
 import { Profile, ProfilesFile } from "./schema.js";
 
-/** `--config` may be a folder of config files or one file inside it; either way, the folder. */
-export function configDir(option?: string): string {
-  const given = option ?? process.env.PDA_CONFIG;
-  if (!given) return DEFAULT_CONFIG_DIR;
-  const abs = isAbsolute(given) ? given : resolve(given);
-  try {
-    return statSync(abs).isDirectory() ? abs : resolve(abs, "..");
-  } catch {
-    throw new ConfigError(`--config: ${given} does not exist`);
+/** Where the config folder was found, first match wins. */
+export type ConfigSource = "flag" | "env" | "project" | "user" | "bundled";
+
+/** The user's config folder (XDG on Linux: ~/.config/pda); used when it exists. */
+export function userConfigDir(): string {
+  return envPaths("pda", { suffix: "" }).config;
+}
+
+/** The nearest `.pda/` folder in `from` or one of its parents: a project's own config. */
+function projectConfigDir(from: string): string | undefined {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    const candidate = join(dir, ".pda");
+    if (statSync(candidate, { throwIfNoEntry: false })?.isDirectory()) return candidate;
+    if (dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * The config folder and where it came from: `--config` (a folder or a file in it), else PDA_CONFIG, else the
+ * nearest `.pda/` from the working folder up, else the user's config folder, else the bundled config/. A
+ * folder may hold only some files: configFile() takes the others from the bundled folder.
+ */
+export function configSource(option?: string, cwd = process.cwd()): { dir: string; source: ConfigSource } {
+  const given = option ?? process.env.PDA_CONFIG;
+  if (given) {
+    const abs = isAbsolute(given) ? given : resolve(given);
+    const what = option ? "--config" : "PDA_CONFIG";
+    const stat = statSync(abs, { throwIfNoEntry: false });
+    if (!stat) throw new ConfigError(`${what}: ${given} does not exist`);
+    return { dir: stat.isDirectory() ? abs : resolve(abs, ".."), source: option ? "flag" : "env" };
+  }
+  const project = projectConfigDir(cwd);
+  if (project) return { dir: project, source: "project" };
+  const user = userConfigDir();
+  if (statSync(user, { throwIfNoEntry: false })?.isDirectory()) return { dir: user, source: "user" };
+  return { dir: DEFAULT_CONFIG_DIR, source: "bundled" };
+}
+
+/** `--config` may be a folder of config files or one file inside it; either way, the folder (configSource). */
+export function configDir(option?: string): string {
+  return configSource(option).dir;
 }
 
 /** Line number (1-based) of the node at `path` in a parsed YAML document, when it can be found. */

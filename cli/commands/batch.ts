@@ -5,10 +5,10 @@
 import { dirname } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { configDir, configFile, loadProfile } from "../config/index.js";
-import { ConfigError, ModelError } from "../core/index.js";
-import { createChannel } from "../hil/index.js";
-import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
+import { configDir, configFile, loadProfile } from "../../config/index.js";
+import { ConfigError, ModelError } from "../../core/index.js";
+import { createChannel } from "../../hil/index.js";
+import { createModels, loadModelsConfig, type ModelRouter } from "../../llm/index.js";
 import {
   createProgress,
   readBatchState,
@@ -18,8 +18,9 @@ import {
   setupFingerprint,
   type BatchOptions,
   type BatchResult,
-} from "../performance/index.js";
-import { runCommand } from "./context.js";
+} from "../../performance/index.js";
+import { runCommand } from "../context.js";
+import { parseDurationMs } from "../duration.js";
 import {
   dbPath,
   globalOptions,
@@ -27,7 +28,7 @@ import {
   openStore,
   type GlobalOptions,
   type Runtime,
-} from "./runtime.js";
+} from "../runtime.js";
 
 interface BatchCliOptions extends GlobalOptions {
   out: string;
@@ -46,16 +47,6 @@ interface BatchCliOptions extends GlobalOptions {
   queue?: string;
 }
 
-/** "90s", "2m", "1500ms" or plain milliseconds. */
-export function parseDurationMs(text: string, what: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new ConfigError(`${what} ${text}: expected a duration like 90s, 2m or 1500ms`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "ms") as "ms" | "s" | "m" | "h"];
-  const ms = Math.round(Number(m[1]) * unit);
-  if (ms <= 0) throw new ConfigError(`${what} ${text}: must be more than zero`);
-  return ms;
-}
-
 function positiveNumber(text: string | undefined, what: string): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
@@ -70,7 +61,7 @@ function positiveInt(text: string | undefined, what: string): number | undefined
   return n;
 }
 
-export function registerBatch(program: Command) {
+export function register(program: Command) {
   program
     .command("batch")
     .description("run every query of a CSV or JSONL file; write per-query and per-tool CSVs and a summary")
@@ -90,11 +81,15 @@ export function registerBatch(program: Command) {
       "--queue <url>",
       "run the queries on `pda worker` processes through Redis (redis://host:6379[/db]) instead of here",
     )
-    .option("--timeout <duration>", "per query, e.g. 120s (default: the profile's max_wall_ms)")
+    .option(
+      "--timeout <duration>",
+      "per query: 30s, 2m, 500ms or plain milliseconds (default: the profile's max_wall_ms)",
+    )
     .option("--max-steps <n>", "per-query step budget")
     .option("--max-llm-calls <n>", "per-query model-call budget")
     .option("--max-tokens <n>", "per-query token budget")
     .option("--max-cost-usd <x>", "per-query cost budget in USD, priced from models.yaml costs")
+    .option("--json", "print the run's figures and files as JSON")
     .option("--judge", "decide Correct with an LLM judge instead of exact / numeric matching")
     .option("--tolerance <x>", "relative tolerance of numeric matches", "1e-6")
     .option(
@@ -113,48 +108,58 @@ export function registerBatch(program: Command) {
     )
     .option("--no-memory", "show the agent no past sessions (the default)")
     .action(async (file: string, _opts, cmd: Command) =>
-      runCommand(async () => {
-        const o = globalOptions(cmd) as BatchCliOptions;
-        const options = batchOptions(file, o);
-        // The models of models.yaml (or --model), with their own transport retries off: the batch's shared
-        // limiter sees every 429 and does the retrying.
-        const config = loadModelsConfig(dirname(configFile(configDir(o.config), "models.yaml")));
-        const router = createModels({ model: o.model, config, retry: { ...config.retry, max_retries: 0 } });
-        options.model = router
-          .describe(["perception", "decision"])
-          .map((m) => `${m.role} ${m.spec}`)
-          .join(", ");
-        const ac = new AbortController();
-        const onSignal = () => {
-          if (ac.signal.aborted) process.exit(130);
-          process.stderr.write(
-            chalk.yellow(
-              o.queue
-                ? "\nstopping: the workers go on; re-attach with the same command and --resume (again to exit now)\n"
-                : "\nstopping: queries in flight are cancelled and kept for --resume (again to exit now)\n",
-            ),
-          );
-          ac.abort(new Error("interrupted"));
-        };
-        process.on("SIGINT", onSignal);
-        process.on("SIGTERM", onSignal);
-        const progress = createProgress({ tty: !!process.stderr.isTTY, verbose: o.verbose });
-        options.signal = ac.signal;
-        options.onEvent = (e) => progress.onEvent(e);
-        try {
-          const r = o.queue
-            ? await submitToQueue(options, o, o.queue, router)
-            : await runHere(options, o, router);
-          progress.stop();
-          return printResult(r);
-        } finally {
-          progress.stop();
-          process.off("SIGINT", onSignal);
-          process.off("SIGTERM", onSignal);
-          await router.close();
-        }
-      }),
+      runCommand(() => batch(file, globalOptions(cmd) as BatchCliOptions)),
     );
+}
+
+async function batch(file: string, o: BatchCliOptions): Promise<number> {
+  const options = batchOptions(file, o);
+  // The models of models.yaml (or --model), with their own transport retries off: the batch's shared
+  // limiter sees every 429 and does the retrying.
+  const config = loadModelsConfig(dirname(configFile(configDir(o.config), "models.yaml")));
+  const router = createModels({ model: o.model, config, retry: { ...config.retry, max_retries: 0 } });
+  options.model = router
+    .describe(["perception", "decision"])
+    .map((m) => `${m.role} ${m.spec}`)
+    .join(", ");
+  const stop = stopOnSignal(!!o.queue);
+  const progress = createProgress({ tty: !!process.stderr.isTTY, verbose: o.verbose });
+  options.signal = stop.signal;
+  options.onEvent = (e) => progress.onEvent(e);
+  try {
+    const r = o.queue ? await submitToQueue(options, o, o.queue, router) : await runHere(options, o, router);
+    progress.stop();
+    return printResult(r, !!o.json);
+  } finally {
+    progress.stop();
+    stop.dispose();
+    await router.close();
+  }
+}
+
+/** Ctrl-C or SIGTERM stops the run, kept for --resume; a second one exits at once. */
+function stopOnSignal(queued: boolean) {
+  const ac = new AbortController();
+  const onSignal = () => {
+    if (ac.signal.aborted) process.exit(130);
+    process.stderr.write(
+      chalk.yellow(
+        queued
+          ? "\nstopping: the workers go on; re-attach with the same command and --resume (again to exit now)\n"
+          : "\nstopping: queries in flight are cancelled and kept for --resume (again to exit now)\n",
+      ),
+    );
+    ac.abort(new Error("interrupted"));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: ac.signal,
+    dispose() {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
 }
 
 /** The command line checked and turned into the run's options, before any server or connection starts. */
@@ -247,14 +252,25 @@ async function submitToQueue(
   }
 }
 
-function printResult(r: BatchResult): number {
+/** The run's figures and files on stdout (as JSON with --json); why it stopped, if it did, on stderr. */
+function printResult(r: BatchResult, json: boolean): number {
   const done = r.outcomes.length;
   const ok = r.outcomes.filter((x) => x.status === "succeeded").length;
   const checked = r.outcomes.filter((x) => x.correct !== null);
   const correct = checked.filter((x) => x.correct).length;
+  const figures = {
+    status: r.status,
+    done,
+    total: done + r.remaining,
+    succeeded: ok,
+    correct,
+    checked: checked.length,
+  };
   process.stdout.write(
-    `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
-      `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
+    json
+      ? `${JSON.stringify({ ...figures, error: r.error && { code: r.error.code, message: r.error.message }, files: r.files }, null, 2)}\n`
+      : `${done}/${done + r.remaining} queries done, ${ok} succeeded, ${correct}/${checked.length} correct\n` +
+          `${r.files.queries}\n${r.files.tools}\n${r.files.summary}\n`,
   );
   if (r.status === "stopped" && r.error) {
     process.stderr.write(

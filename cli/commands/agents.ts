@@ -6,12 +6,12 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import chalk from "chalk";
 import type { Command } from "commander";
-import { loadAgentsConfig } from "../agent/index.js";
-import { configDir } from "../config/index.js";
-import { ConfigError, defaultDbPath } from "../core/index.js";
-import { SessionStore, type AgentToolStat } from "../memory/index.js";
-import { statusColor } from "./agent-tree.js";
-import { runCommand } from "./context.js";
+import { loadAgentsConfig } from "../../agent/index.js";
+import { configDir } from "../../config/index.js";
+import { ConfigError, defaultDbPath } from "../../core/index.js";
+import { SessionStore, type AgentToolStat } from "../../memory/index.js";
+import { statusColor } from "../agent-tree.js";
+import { runCommand } from "../context.js";
 
 interface Globals {
   config?: string;
@@ -34,7 +34,7 @@ function statLine(s: AgentToolStat): string {
   return `${(s.agent || "(no agent)").padEnd(16)} ${`${s.server}.${s.tool}`.padEnd(32)} ${String(s.calls).padStart(6)} calls  ${color(rate.padStart(4))}  mean ${Math.round(s.mean_ms)} ms${errs ? chalk.dim(`  ${errs}`) : ""}`;
 }
 
-export function registerAgents(program: Command) {
+export function register(program: Command) {
   const agents = program
     .command("agents")
     .description("agent teams: the agents of agents.yaml (list, the default) and tool statistics per agent");

@@ -5,20 +5,22 @@
  */
 import { readFileSync } from "node:fs";
 import chalk from "chalk";
-import type { Command } from "commander";
-import { runCode } from "../action/index.js";
-import { SandboxLimits, configDir, loadProfile } from "../config/index.js";
-import { ConfigError, errorMessage } from "../core/index.js";
-import { MultiMCP } from "../mcp_servers/index.js";
-import { createChannel } from "../hil/index.js";
-import { runCommand } from "./context.js";
-import { answerElicitations } from "./elicit.js";
-import { hubNamespaces } from "./services.js";
-import { FORM_HELP, hubConfigFile } from "./hub.js";
+import { Option, type Command } from "commander";
+import { runCode } from "../../action/index.js";
+import { SandboxLimits, configDir, loadProfile } from "../../config/index.js";
+import { ConfigError, errorMessage } from "../../core/index.js";
+import { MultiMCP } from "../../mcp_servers/index.js";
+import { createChannel } from "../../hil/index.js";
+import { runCommand } from "../context.js";
+import { parseDurationMs } from "../duration.js";
+import { answerElicitations } from "../elicit.js";
+import { hubNamespaces } from "../services.js";
+import { FORM_HELP, hubConfigFile } from "../hub.js";
 
 interface ExecOptions {
   profile?: string;
   maxToolCalls?: string;
+  timeout?: string;
   timeoutMs?: string;
   config?: string;
   hil?: string;
@@ -41,7 +43,7 @@ function readCode(source: string): string {
   }
 }
 
-export function registerExec(program: Command): void {
+export function register(program: Command): void {
   program
     .command("exec")
     .description(
@@ -53,13 +55,19 @@ export function registerExec(program: Command): void {
       "sandbox limits from config/profiles.yaml (default: the file's default profile)",
     )
     .option("--max-tool-calls <n>", "override the profile's sandbox.max_tool_calls")
-    .option("--timeout-ms <ms>", "override the profile's sandbox.timeout_ms")
+    .option("--timeout <duration>", "override the profile's sandbox.timeout_ms: 30s, 2m, 500ms or plain ms")
+    .addOption(new Option("--timeout-ms <ms>", "the old name of --timeout").hideHelp())
     .option("--hil <channel>", FORM_HELP)
     .action((file: string, _opts: ExecOptions, cmd: Command) =>
       runCommand(async () => {
         const opts = cmd.optsWithGlobals() as ExecOptions;
         const maxToolCalls = wholeNumber("--max-tool-calls", opts.maxToolCalls, 0);
-        const timeoutMs = wholeNumber("--timeout-ms", opts.timeoutMs, 1);
+        const timeoutMs =
+          opts.timeout !== undefined
+            ? parseDurationMs(opts.timeout, "--timeout")
+            : opts.timeoutMs !== undefined
+              ? parseDurationMs(opts.timeoutMs, "--timeout-ms")
+              : undefined;
         const { profile } = loadProfile(configDir(opts.config), opts.profile);
         const limits = SandboxLimits.parse({
           ...profile.sandbox,

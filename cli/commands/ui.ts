@@ -1,10 +1,10 @@
 /** `pda ui`: the local web app over the session store; runs until Ctrl-C. */
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { ConfigError, defaultDbPath } from "../core/index.js";
-import { SessionStore } from "../memory/index.js";
-import { DEFAULT_UI_HOST, DEFAULT_UI_PORT, openBrowser, startUi } from "../ui/index.js";
-import { runCommand } from "./context.js";
+import { ConfigError, defaultDbPath } from "../../core/index.js";
+import { SessionStore } from "../../memory/index.js";
+import { DEFAULT_UI_HOST, DEFAULT_UI_PORT, openBrowser, startUi } from "../../ui/index.js";
+import { runCommand } from "../context.js";
 
 interface UiFlags {
   db?: string;
@@ -23,7 +23,7 @@ function portOption(value: string): number {
   return n;
 }
 
-export function registerUi(program: Command) {
+export function register(program: Command) {
   program
     .command("ui")
     .description(
