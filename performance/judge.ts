@@ -30,6 +30,7 @@ export async function judge(
       output_tokens: u.output_tokens,
       latency_ms: j.result.latency_ms,
       attempts: j.result.attempts,
+      ...(j.result.finish_reason !== undefined && { finish_reason: j.result.finish_reason }),
       prompt: j.prompt,
       raw_response: j.result.raw,
       value: j.verdict,
