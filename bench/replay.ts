@@ -93,8 +93,10 @@ function loggedAfter(host: ToolHost, code: string): Variant {
   };
 }
 
-const unlogged = (host: ToolHost, code: string): Variant => () =>
-  timed(code, scopedHost(host, systemClock.now, systemClock.iso));
+const unlogged =
+  (host: ToolHost, code: string): Variant =>
+  () =>
+    timed(code, scopedHost(host, systemClock.now, systemClock.iso));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

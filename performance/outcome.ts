@@ -45,13 +45,15 @@ export function buildOutcome(x: OutcomeInput): ItemOutcome {
     final_plan: s?.plan_versions.at(-1)?.plan_text.join("\n") ?? "",
     output: s?.state.final_answer ?? "",
     // A replayed call did not reach its server: it is the logged call again, not a second invocation.
-    tools: x.toolCalls.filter((c) => c.state !== "replayed").map((c) => ({
-      server: c.server,
-      tool: c.tool,
-      ok: c.ok,
-      error_kind: c.ok ? null : (c.error_kind ?? "unknown"),
-      latency_ms: c.latency_ms,
-    })),
+    tools: x.toolCalls
+      .filter((c) => c.state !== "replayed")
+      .map((c) => ({
+        server: c.server,
+        tool: c.tool,
+        ok: c.ok,
+        error_kind: c.ok ? null : (c.error_kind ?? "unknown"),
+        latency_ms: c.latency_ms,
+      })),
     correct,
     correct_by: x.item.expected === null ? null : (x.verdict?.by ?? null),
     judge_reason: x.verdict?.reason ?? null,

@@ -15,7 +15,12 @@ import { TASKS } from "./tasks/index.js";
 
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 // A move done twice is not the same as once (the gripper goes on from where the first left it).
-const acts = { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false } as const;
+const acts = {
+  readOnlyHint: false,
+  idempotentHint: false,
+  destructiveHint: false,
+  openWorldHint: false,
+} as const;
 
 const MOTION_RESULT =
   "Returns {ok, error_code, message, events, holding, gripper}. error_code is one of NONE, UNREACHABLE, " +
