@@ -4,7 +4,7 @@
  */
 import chalk from "chalk";
 import type { Command } from "commander";
-import type { GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { ConfigError } from "../core/index.js";
 import type { MultiMCP } from "../mcp_servers/index.js";
 import { withHub } from "./hub.js";

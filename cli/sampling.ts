@@ -6,7 +6,7 @@
  * and cost added to the session, and logged as an llm_calls row with role "sampling".
  */
 import { z } from "zod";
-import type { CreateMessageRequest, CreateMessageResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CreateMessageRequest, CreateMessageResult } from "@modelcontextprotocol/client";
 import { SpendLedger, type SpendAccount } from "../agent/index.js";
 import {
   errorMessage,
@@ -19,7 +19,7 @@ import {
 import { askOrDefer, type Answer, type ApprovalQuestion, type HumanChannel } from "../hil/index.js";
 import { ModelOutputError } from "../llm/index.js";
 import { SAMPLING_REJECTED, type MultiMCP, type SamplingHandler } from "../mcp_servers/index.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
 
 export const SAMPLING_ROLE = "sampling";
 
@@ -63,7 +63,7 @@ export interface SamplingDeps {
   onAnswer?: (sessionId: string, question: ApprovalQuestion, answer: Answer) => void;
 }
 
-const refuse = (message: string) => new McpError(SAMPLING_REJECTED, message);
+const refuse = (message: string) => new ProtocolError(SAMPLING_REJECTED, message);
 
 export function answerSampling(hub: MultiMCP, deps: SamplingDeps): void {
   hub.setSamplingHandler(samplingHandler(deps));

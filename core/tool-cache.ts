@@ -9,6 +9,10 @@ import { z } from "zod";
 export const CachedToolList = z.object({
   server_name: z.string().optional(),
   server_version: z.string().optional(),
+  /** The protocol era the server spoke (`legacy`: 2025 initialize, `modern`: 2026-07-28+), so `auto` need not probe. */
+  era: z.enum(["legacy", "modern"]).optional(),
+  /** A modern server's `server/discover` result, which lets the next connect skip the probe round trip. */
+  discover: z.looseObject({}).optional(),
   /** MCP Tool objects: name, description, inputSchema, outputSchema, annotations, ... */
   tools: z.array(z.looseObject({ name: z.string() })),
 });

@@ -316,6 +316,16 @@ CREATE INDEX tool_calls_sent ON tool_calls(session_id) WHERE state = 'sent';`,
     // chat span's gen_ai.response.finish_reasons read it. NULL for calls logged before, or with no answer.
     sql: `ALTER TABLE llm_calls ADD COLUMN finish_reason TEXT;`,
   },
+  {
+    version: 13,
+    name: "the protocol era of each cached MCP server",
+    // era: 'legacy' (2025 initialize) or 'modern' (2026-07-28+), so a server set to `protocol: auto` is not
+    // probed at every start; discover_json: a modern server's server/discover result (a connect without a
+    // round trip). NULL for lists cached before, which connect as their config says.
+    sql: `
+ALTER TABLE tool_lists ADD COLUMN era TEXT;
+ALTER TABLE tool_lists ADD COLUMN discover_json TEXT;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

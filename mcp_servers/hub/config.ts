@@ -10,7 +10,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../../core/index.js";
 import { parseConfigText } from "../../config/index.js";
-import { clientFormat, fromClient, jsonWithoutComments, type ClientFormat } from "./desktop.js";
+import { PROTOCOLS, clientFormat, fromClient, jsonWithoutComments, type ClientFormat } from "./desktop.js";
 import { expanded, type Expansion } from "./expand.js";
 
 /**
@@ -40,6 +40,11 @@ function schemas(x: Expansion, expand = true) {
       /** `sse` for servers that speak only the legacy HTTP+SSE transport (2024-11-05). */
       transport: z.enum(["stdio", "http", "sse"]).optional(),
       headers: z.record(z.string(), str).default({}),
+      /**
+       * Which MCP era to speak: `2025` the initialize handshake, `2026-07-28` the modern era only, `auto`
+       * probe with server/discover and fall back to initialize. Default: `auto` over HTTP, `2025` over stdio.
+       */
+      protocol: z.enum(PROTOCOLS).optional(),
       /** Per-call timeout; a call may ask for less. */
       timeout_ms: z.number().int().min(1).default(30_000),
       /** Time to start, initialise and list tools. */

@@ -5,27 +5,21 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, isAbsolute } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  McpError,
-  ListRootsRequestSchema,
-  type Root,
-  ErrorCode,
-  LoggingMessageNotificationSchema,
-  ToolListChangedNotificationSchema,
+  Client,
+  ProtocolError,
   type CallToolResult,
+  type ConnectOptions,
   type CreateMessageRequest,
   type CreateMessageResult,
   type ElicitRequest,
   type ElicitResult,
-  type RequestId,
+  type ProtocolEra,
+  type Root,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+  type VersionNegotiationMode,
+} from "@modelcontextprotocol/client";
 import { ToolError, errorMessage, type CachedToolList, type Clock } from "../../core/index.js";
 import { restartDelayMs } from "./backoff.js";
 import type { ServerConfig } from "./config.js";
@@ -33,26 +27,10 @@ import type { HubEvent, ServerState, ServerStatus } from "./events.js";
 import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
-import { cappedFetch } from "./http-cap.js";
+import { httpTransport, type HttpTransportOptions } from "./http-transport.js";
 import { StartTimeout, startWait } from "./startwait.js";
 
 const cancels = new CallCancels();
-
-/**
- * What the SDK does when a request's own signal aborts, for a request sent without one: the SDK forgets the
- * request (a late answer is ignored) and fails the call, through an error answer handed to it as if from the
- * server, and the server is told to stop.
- */
-function cancelById(client: Client, transport: Transport, id: RequestId | undefined, reason: unknown): void {
-  if (id === undefined) return;
-  const message = reason instanceof Error ? reason.message : String(reason ?? "cancelled");
-  transport.onmessage?.({ jsonrpc: "2.0", id, error: { code: ErrorCode.RequestTimeout, message } });
-  client
-    .notification({ method: "notifications/cancelled", params: { requestId: id, reason: message } })
-    .catch(() => {
-      // the server is gone: nothing left to stop
-    });
-}
 
 export type ElicitationHandler = (
   server: string,
@@ -103,6 +81,23 @@ export interface ConnectionDeps {
   baseEnv: NodeJS.ProcessEnv;
   /** The hub's roots, for a server whose config names none. */
   roots: () => Root[];
+  /** What HTTP transports are built with (an OAuth provider): see http-transport.ts. */
+  http?: HttpTransportOptions;
+}
+
+/** The protocol era a server spoke last time, as the tool-list cache keeps it (skips `auto`'s probe). */
+export type KnownEra = Pick<CachedToolList, "era" | "discover">;
+
+/**
+ * How a server's config `protocol` becomes the SDK's negotiation: `2025` the plain initialize handshake,
+ * `auto` a `server/discover` probe falling back to it, a dated modern revision pinned. Unset: `auto` over
+ * HTTP, `2025` over stdio (a stdio probe goes to a server that may not expect it; the cached era skips it).
+ */
+function negotiation(config: ServerConfig): VersionNegotiationMode {
+  const protocol = config.protocol ?? (config.url ? "auto" : "2025");
+  if (protocol === "2025") return "legacy";
+  if (protocol === "auto") return "auto";
+  return { pin: protocol };
 }
 
 /**
@@ -120,6 +115,12 @@ export class ServerConnection {
   tools: Tool[] = [];
   lastError?: string;
   restarts = 0;
+  /** The era and revision the live (or last) session negotiated. */
+  era?: ProtocolEra;
+  protocolVersion?: string;
+
+  /** The era cached from an earlier run, so `auto` connects without probing. */
+  private known?: KnownEra;
 
   private client?: Client;
   private transport?: Transport;
@@ -131,8 +132,6 @@ export class ServerConnection {
   private closing = false;
   private generation = 0;
   private everConnected = false;
-  /** The stdio transport has reported the request id of a tools/call (see call). */
-  private callIdsKnown = false;
   /** Shutdowns of dead or failed sessions still under way; close() waits for them. */
   private readonly shutdowns = new Set<Promise<void>>();
 
@@ -158,6 +157,8 @@ export class ServerConnection {
       transport: this.config.url ? (this.config.transport === "sse" ? "sse" : "http") : "stdio",
       state: this.state,
       tools: this.tools.length,
+      ...(this.era !== undefined && { era: this.era }),
+      ...(this.protocolVersion !== undefined && { protocolVersion: this.protocolVersion }),
       ...(this.lastError !== undefined && { lastError: this.lastError }),
       ...(this.pid !== undefined && this.state === "ready" && { pid: this.pid }),
       restarts: this.restarts,
@@ -196,7 +197,8 @@ export class ServerConnection {
 
   /** The hub's roots changed: a live server that follows them is told (it asks roots/list again). */
   rootsChanged(): void {
-    if (this.ownRoots() || this.state !== "ready" || !this.client) return;
+    // The 2026-07-28 era has no roots notification: a modern server asks for roots with each request.
+    if (this.ownRoots() || this.state !== "ready" || !this.client || this.era === "modern") return;
     void this.client.sendRootsListChanged().catch(() => {});
   }
 
@@ -208,18 +210,7 @@ export class ServerConnection {
 
   private makeTransport(): Transport {
     const c = this.config;
-    if (c.url && c.transport === "sse") {
-      return new SSEClientTransport(new URL(c.url), {
-        requestInit: { headers: c.headers },
-        fetch: cappedFetch(),
-      });
-    }
-    if (c.url) {
-      return new StreamableHTTPClientTransport(new URL(c.url), {
-        requestInit: { headers: c.headers },
-        fetch: cappedFetch(),
-      });
-    }
+    if (c.url) return httpTransport(c, this.deps.http);
     return new ChildStdioTransport({
       command: c.command!,
       args: c.args,
@@ -238,10 +229,16 @@ export class ServerConnection {
     const transport = this.makeTransport();
     const client = new Client(
       { name: "pda", version: "0.1.0" },
-      { capabilities: { elicitation: { form: {} }, roots: { listChanged: true }, sampling: {} } },
+      {
+        capabilities: { elicitation: { form: {} }, roots: { listChanged: true }, sampling: {} },
+        versionNegotiation: {
+          mode: negotiation(this.config),
+          probe: { timeoutMs: this.config.connect_timeout_ms },
+        },
+      },
     );
-    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: this.roots() }));
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    client.setRequestHandler("roots/list", () => ({ roots: this.roots() }));
+    client.setNotificationHandler("notifications/message", (n) => {
       this.deps.emit({
         type: "log",
         server: this.id,
@@ -250,10 +247,12 @@ export class ServerConnection {
         data: n.params.data,
       });
     });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
       if (generation === this.generation) void this.refreshTools(client).catch(() => {});
     });
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    // In the modern era a server's questions come back as `input_required` results; the SDK answers them
+    // through these same handlers and retries the call, so they reach the same person or model.
+    client.setRequestHandler("elicitation/create", async (request) => {
       const { reason, ...result } = await this.deps.elicit()(this.id, request.params);
       this.deps.emit({
         type: "elicitation",
@@ -264,8 +263,8 @@ export class ServerConnection {
       });
       return reason ? { ...result, _meta: { ...result._meta, "pda/reason": reason } } : result;
     });
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-      this.sample(request, extra.signal),
+    client.setRequestHandler("sampling/createMessage", (request, ctx) =>
+      this.sample(request, ctx.mcpReq.signal),
     );
     client.onclose = () => {
       // Failures while connecting are handled by doConnect's catch, not here.
@@ -284,14 +283,19 @@ export class ServerConnection {
     });
     try {
       const options = { signal: wait.signal, timeout: maxMs + 1_000 };
-      await client.connect(transport, options);
+      await client.connect(transport, { ...options, ...this.prior() });
       wait.answered(); // idle now may mean waiting for our tools/list, not dead
+      this.era = client.getProtocolEra();
+      this.protocolVersion = client.getNegotiatedProtocolVersion();
       await this.refreshTools(client, options);
+      // Not under the start's signal: the stream outlives the start (aborting it would end the stream).
+      if (this.era === "modern") await this.listen(client, generation, options.timeout);
     } catch (e) {
       // The SDK turns the wait's abort reason into a string; its own message says more.
       const gaveUp = wait.signal.reason;
       const why = gaveUp instanceof StartTimeout ? gaveUp.message : this.describeFailure(transport, e);
       this.generation++; // the dying transport's onclose must not report a second failure
+      this.known = undefined; // a cached era that no longer holds: the next start negotiates afresh
       // Not awaited: a server that would not start should not delay the others; close() waits for it.
       this.track(closeQuietly(client, transport));
       this.failures++;
@@ -313,11 +317,38 @@ export class ServerConnection {
     this.setState("ready");
   }
 
+  /** A cached verdict for `auto`: no probe (pinned or 2025 connects need none). */
+  private prior(): Pick<ConnectOptions, "prior"> {
+    const known = this.known;
+    if (!known?.era || negotiation(this.config) !== "auto") return {};
+    if (known.era === "legacy") return { prior: { kind: "legacy" } };
+    return known.discover
+      ? { prior: { kind: "modern", discover: known.discover as NonNullable<KnownEra["discover"]> as never } }
+      : {};
+  }
+
+  /**
+   * A modern server sends list changes only on a subscriptions/listen stream: one is opened for its tools
+   * (its notifications reach the handler set in doConnect). client.close() ends it.
+   */
+  private async listen(client: Client, generation: number, timeout: number): Promise<void> {
+    if (!client.getServerCapabilities()?.tools?.listChanged) return;
+    const subscription = await client.listen({ toolsListChanged: true }, { timeout });
+    void subscription.closed.then((how) => {
+      // The stream dropped while the session lives: listen again (a lost session reconnects anyway).
+      if (how === "remote" && generation === this.generation && this.client === client && !this.closing)
+        void this.listen(client, generation, timeout).catch(() => {});
+    });
+  }
+
   private async sample(request: CreateMessageRequest, signal: AbortSignal): Promise<CreateMessageResult> {
     const policy = this.config.sampling;
     try {
       if (policy === "deny")
-        throw new McpError(SAMPLING_REJECTED, `sampling is denied for server "${this.id}" in the hub config`);
+        throw new ProtocolError(
+          SAMPLING_REJECTED,
+          `sampling is denied for server "${this.id}" in the hub config`,
+        );
       const result = await this.deps.sample()(this.id, request.params, { policy, signal });
       this.deps.emit({ type: "sampling", server: this.id, ok: true, model: result.model });
       return result;
@@ -366,15 +397,14 @@ export class ServerConnection {
     client: Client,
     options: { timeout: number; signal?: AbortSignal } = { timeout: this.config.connect_timeout_ms },
   ): Promise<void> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, options);
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+    // Every page, and kept by the SDK for checking structured results against each tool's output schema.
+    const { tools } = await client.listTools(undefined, { ...options, cacheMode: "refresh" });
     const info = client.getServerVersion();
+    const era = client.getProtocolEra();
+    const discover = client.getDiscoverResult();
     this.deps.onList?.({
+      ...(era !== undefined && { era }),
+      ...(discover !== undefined && { discover }),
       ...(info?.name !== undefined && { server_name: info.name }),
       ...(info?.version !== undefined && { server_version: info.version }),
       tools,
@@ -392,6 +422,8 @@ export class ServerConnection {
 
   /** Know the tools from the cache without starting the server: it starts at the first call (ready()). */
   useCached(list: CachedToolList): void {
+    this.known = { era: list.era, discover: list.discover };
+    this.era = list.era;
     this.setTools(list.tools as Tool[]);
     this.setState("cached");
   }
@@ -442,10 +474,8 @@ export class ServerConnection {
     const transport = this.transport;
     const stdio = transport instanceof ChildStdioTransport ? transport : undefined;
     const signal = options.signal;
-    // Once the stdio transport has told a call's request id (the SDK sends during callTool), calls here are
-    // cancelled by id (cancelById) and the SDK gets no signal; otherwise it gets one owned by the call.
-    const own = signal && !(stdio && this.callIdsKnown) ? new AbortController() : undefined;
-    let id: RequestId | undefined;
+    // The SDK gets a signal of the call's own: the caller's may be shared by many calls (cancel.ts).
+    const own = signal ? new AbortController() : undefined;
     let unwatch: (() => void) | undefined;
     try {
       signal?.throwIfAborted();
@@ -461,33 +491,18 @@ export class ServerConnection {
               message: p.message,
             })
         : undefined;
-      const pending = client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: own?.signal,
-        timeout: options.timeoutMs,
-        onprogress,
-      });
-      id = stdio?.takeCallId(args);
-      if (stdio) this.callIdsKnown = id !== undefined;
-      let aborted: Promise<never> | undefined;
-      if (signal) {
-        const sent = id;
-        if (own) unwatch = cancels.watch(signal, (reason) => own.abort(reason));
-        else if (sent !== undefined)
-          unwatch = cancels.watch(signal, (reason) => cancelById(client, transport!, sent, reason));
-        else {
-          // The request went out unseen (not as the SDK used to send): it cannot be cancelled at the server,
-          // but the caller is not kept waiting; the next calls give the SDK a signal again.
-          aborted = new Promise<never>((_, reject) => {
-            unwatch = cancels.watch(signal, reject);
-          });
-        }
-      }
-      const result = (await (aborted ? Promise.race([pending, aborted]) : pending)) as CallToolResult;
+      if (signal) unwatch = cancels.watch(signal, (reason) => own!.abort(reason));
+      const result = (await client.callTool(
+        { name: tool, arguments: args },
+        { signal: own?.signal, timeout: options.timeoutMs, onprogress },
+      )) as CallToolResult;
       this.failures = 0;
       // The stdio transport saw the answer's line, so the result need not be serialised again to size it.
+      const id = stdio?.takeCallId(args);
       const bytes = (id !== undefined ? stdio!.takeBytes(id) : undefined) ?? resultBytes(result);
       return { result, bytes };
     } catch (e) {
+      const id = stdio?.takeCallId(args);
       if (id !== undefined) stdio!.takeBytes(id);
       const error = mapCallError(e, options.qualified, this.id, options.timeoutMs, options.signal, () =>
         stdio?.describeExit(),
@@ -513,7 +528,9 @@ export class ServerConnection {
    */
   private async probe(client: Client, transport: Transport | undefined): Promise<void> {
     try {
-      await client.ping({ timeout: PROBE_MS });
+      // The 2026-07-28 era has no ping; discover is its cheapest request.
+      if (client.getProtocolEra() === "modern") await client.discover({ timeout: PROBE_MS });
+      else await client.ping({ timeout: PROBE_MS });
     } catch {
       if (this.client !== client || this.closing) return;
       this.generation++;

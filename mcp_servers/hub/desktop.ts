@@ -6,7 +6,8 @@
  * - `servers` as an object (VS Code's mcp.json) and `mcp.servers` (VS Code's settings.json).
  * - Windsurf's `serverUrl` and Gemini CLI's `httpUrl` (Streamable HTTP; Gemini's `url` is legacy SSE),
  *   `type: "sse"` (legacy SSE), `autoApprove` / `alwaysAllow` (approvals off for those tools), a start-up
- *   timeout (`connect_timeout_ms`, `startup_timeout_ms`, `startup_timeout_sec`), JSON with comments.
+ *   timeout (`connect_timeout_ms`, `startup_timeout_ms`, `startup_timeout_sec`), pda's `protocol` (the MCP
+ *   era to speak), JSON with comments.
  */
 import { basename, dirname } from "node:path";
 import stripJsonComments from "strip-json-comments";
@@ -14,6 +15,9 @@ import { z } from "zod";
 import { ConfigError } from "../../core/index.js";
 import { parseConfigText } from "../../config/index.js";
 import { expanded, type Expansion } from "./expand.js";
+
+/** A server's `protocol` setting (connection.ts turns it into the SDK's version negotiation). */
+export const PROTOCOLS = ["auto", "2025", "2026-07-28"] as const;
 
 export type ClientFormat = "desktop" | "cline" | "gemini" | "vscode" | "vscode-settings";
 
@@ -70,6 +74,8 @@ function entrySchema(x: Expansion) {
     autoApprove: names,
     alwaysAllow: names,
     needs_approval: names,
+    /** pda's own per-server setting, also in these shapes: which MCP era to speak (config.ts). */
+    protocol: z.enum(PROTOCOLS).optional(),
     envFile: z
       .string()
       .refine(() => false, "envFile is not read by pda: set the variables in env (values may be ${env:NAME})")
@@ -106,6 +112,7 @@ function toServer(format: ClientFormat, id: string, e: Entry): Record<string, un
     ...(e.timeout !== undefined && { timeout_ms: timeoutMs(format, e.timeout) }),
     ...(start !== undefined && { connect_timeout_ms: start }),
     ...(e.needs_approval && { needs_approval: e.needs_approval }),
+    ...(e.protocol && { protocol: e.protocol }),
     ...(auto.length > 0 && { auto_approve: auto }),
   };
 }

@@ -40,6 +40,10 @@ export interface ServerStatus {
   transport: "stdio" | "http" | "sse";
   state: ServerState;
   tools: number;
+  /** The protocol era the server speaks (live session, else cached); absent before it first connected. */
+  era?: "legacy" | "modern";
+  /** The protocol revision the live session negotiated (e.g. 2025-11-25, 2026-07-28). */
+  protocolVersion?: string;
   lastError?: string;
   pid?: number;
   restarts: number;

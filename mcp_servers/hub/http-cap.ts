@@ -5,7 +5,7 @@
  * JSON-RPC error instead (code ANSWER_TOO_LARGE), so that call fails typed and the session stays usable.
  * Memory stays bounded by the cap: nothing past it is read.
  */
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 
 /** The largest answer (stdio: line; HTTP: JSON body or SSE event) taken from a server. */
 export const MAX_ANSWER_BYTES = 10 * 1024 * 1024;

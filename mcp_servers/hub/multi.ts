@@ -4,17 +4,17 @@
  * call of one of their tools. Keeps the sessions open, routes calls by `server.tool` or a unique plain name, validates
  * arguments first, records every call, and closes everything on close().
  */
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import type {
-  ElicitRequest,
-  GetPromptResult,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplate,
-} from "@modelcontextprotocol/sdk/types.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
+import {
+  ProtocolError,
+  type Client,
+  type ElicitRequest,
+  type GetPromptResult,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplateType as ResourceTemplate,
+} from "@modelcontextprotocol/client";
 import {
   ToolError,
   stripControls,
@@ -75,7 +75,7 @@ const declineElicitation: ElicitationHandler = async () => ({
 
 /** Default sampling answer until a model is attached (pda call/exec, tests). */
 const refuseSampling: SamplingHandler = async () => {
-  throw new McpError(SAMPLING_REJECTED, "no model is attached to this hub, so sampling was refused");
+  throw new ProtocolError(SAMPLING_REJECTED, "no model is attached to this hub, so sampling was refused");
 };
 
 export class MultiMCP implements ToolHost {

@@ -5,7 +5,7 @@
  * `bank.transfer`) is reachable only as `itsServer.bank.transfer`, never by plain name, so it cannot take
  * another server's route, nor the approval and allow/deny checks that go with it.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { closest } from "fastest-levenshtein";
 import {
   HOST_NAMESPACES,

@@ -1,5 +1,11 @@
 /** Turning MCP results and SDK errors into the hub's contract: a plain value, or a ToolError with a code. */
-import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type CallToolResult,
+} from "@modelcontextprotocol/client";
 import { ToolError, errorMessage } from "../../core/index.js";
 import { ANSWER_TOO_LARGE } from "./http-cap.js";
 
@@ -66,7 +72,27 @@ export function mapCallError(
       signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted");
     return new ToolError("TOOL_CANCELLED", tool, `call to ${tool} was cancelled: ${reason}`, { cause: e });
   }
-  if (e instanceof McpError) {
+  if (e instanceof SdkError) {
+    // Failures on this side: the timeout, the connection gone, or the server's answer unusable.
+    switch (e.code) {
+      case SdkErrorCode.RequestTimeout:
+        return timedOut(tool, timeoutMs, e);
+      case SdkErrorCode.ConnectionClosed:
+      case SdkErrorCode.NotConnected:
+      case SdkErrorCode.SendFailed:
+        return crashed(tool, server, e, exitInfo);
+      case SdkErrorCode.InvalidResult:
+        return new ToolError(
+          "TOOL_BAD_OUTPUT",
+          tool,
+          `server "${server}" gave ${tool} an invalid answer: ${e.message}`,
+          {
+            cause: e,
+          },
+        );
+    }
+  }
+  if (e instanceof ProtocolError) {
     // The SDK client checks structured content against the tool's declared output schema and reports a
     // mismatch as InvalidParams/InvalidRequest, which would read as the caller's fault: it is the server's.
     if (BROKEN_OUTPUT.test(e.message)) {
@@ -78,31 +104,15 @@ export function mapCallError(
       );
     }
     switch (e.code) {
-      case ErrorCode.RequestTimeout:
-        return new ToolError(
-          "TOOL_TIMEOUT",
-          tool,
-          `${tool} did not answer within ${timeoutMs} ms (cancelled)`,
-          { cause: e },
-        );
-      case ErrorCode.ConnectionClosed: {
-        const how = exitInfo();
-        return new ToolError(
-          "SERVER_CRASHED",
-          tool,
-          `server "${server}" went away during the call to ${tool}${how ? `: the process ${how}` : ""}; the call was not retried`,
-          { cause: e },
-        );
-      }
       case ANSWER_TOO_LARGE:
         return new ToolError("TOOL_ANSWER_TOO_LARGE", tool, `${tool}: ${stripMcpPrefix(e.message)}`, {
           cause: e,
         });
-      case ErrorCode.InvalidParams:
+      case ProtocolErrorCode.InvalidParams:
         return new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${stripMcpPrefix(e.message)}`, {
           cause: e,
         });
-      case ErrorCode.MethodNotFound:
+      case ProtocolErrorCode.MethodNotFound:
         return new ToolError("TOOL_NOT_FOUND", tool, `${tool}: ${stripMcpPrefix(e.message)}`, { cause: e });
       default:
         return new ToolError("TOOL_ERROR", tool, `${tool}: ${stripMcpPrefix(e.message)}`, { cause: e });
@@ -115,6 +125,27 @@ export function mapCallError(
     });
   }
   return new ToolError("TOOL_ERROR", tool, `${tool}: ${msg}`, { cause: e });
+}
+
+function timedOut(tool: string, timeoutMs: number, cause: unknown): ToolError {
+  return new ToolError("TOOL_TIMEOUT", tool, `${tool} did not answer within ${timeoutMs} ms (cancelled)`, {
+    cause,
+  });
+}
+
+function crashed(
+  tool: string,
+  server: string,
+  cause: unknown,
+  exitInfo: () => string | undefined,
+): ToolError {
+  const how = exitInfo();
+  return new ToolError(
+    "SERVER_CRASHED",
+    tool,
+    `server "${server}" went away during the call to ${tool}${how ? `: the process ${how}` : ""}; the call was not retried`,
+    { cause },
+  );
 }
 
 const BROKEN_OUTPUT =

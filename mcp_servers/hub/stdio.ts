@@ -5,14 +5,14 @@
  * stdout are reported, not fatal: many servers print a banner there. Spawning is injected so tests and benches can count or fake it.
  */
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import {
-  JSONRPCMessageSchema,
+  parseJSONRPCMessage,
+  serializeMessage,
   type JSONRPCMessage,
   type JSONRPCResultResponse,
   type RequestId,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { MAX_ANSWER_BYTES } from "./http-cap.js";
 import { descendants, signalAll } from "./proctree.js";
 import { watchServer } from "./watchdog.js";
@@ -76,6 +76,14 @@ export class ChildStdioTransport implements Transport {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * The child's stderr (read here, line by line). With `pid`, what tells the SDK this is a stdio transport: a
+   * server that stays silent at (or closes on) the `auto` probe is then a 2025-era one, not an outage.
+   */
+  get stderr(): NodeJS.ReadableStream | null | undefined {
+    return this.child?.stderr;
   }
 
   get hasExited(): boolean {
@@ -205,7 +213,7 @@ export class ChildStdioTransport implements Transport {
       const value: unknown = JSON.parse(line);
       // The common answer is recognised by hand (the SDK's Protocol checks every message against its schemas
       // again anyway); anything else goes through the schema, so JSON that is not JSON-RPC is still garbage.
-      message = isPlainResult(value) ? value : JSONRPCMessageSchema.parse(value);
+      message = isPlainResult(value) ? value : parseJSONRPCMessage(value);
     } catch {
       if (!line.trim()) return;
       this.params.onGarbage?.(line.length > 200 ? `${line.slice(0, 200)}…` : line);
@@ -217,9 +225,9 @@ export class ChildStdioTransport implements Transport {
   }
 
   /**
-   * The id of the tools/call request whose arguments were this very object, once. The SDK sends during
-   * `callTool`, before its first await, with the caller's arguments object, so the caller takes the id right
-   * after; matching by identity means a call can never be given another call's id (undefined instead).
+   * The id of the last tools/call request whose arguments were this very object, once: the caller takes it
+   * when its call is over (a modern-era call answered `input_required` is sent again under a new id). Matching
+   * by identity means a call can never be given another call's id (undefined instead).
    */
   takeCallId(args: object): RequestId | undefined {
     const id = this.callIds.get(args);
@@ -239,7 +247,11 @@ export class ChildStdioTransport implements Transport {
     if (!stdin || !stdin.writable) throw new Error("not connected: the server process has exited");
     if ("method" in message && message.method === "tools/call" && "id" in message) {
       const args = (message.params as { arguments?: unknown } | undefined)?.arguments;
-      if (args !== null && typeof args === "object") this.callIds.set(args, message.id);
+      if (args !== null && typeof args === "object") {
+        const earlier = this.callIds.get(args);
+        if (earlier !== undefined) this.answerBytes.delete(earlier);
+        this.callIds.set(args, message.id);
+      }
       this.answerBytes.set(message.id, undefined);
     }
     if (!stdin.write(serializeMessage(message))) {

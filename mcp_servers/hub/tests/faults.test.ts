@@ -4,10 +4,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ToolError } from "../../../core/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions, type SpawnFn } from "../../index.js";
-import { ChildStdioTransport } from "../stdio.js";
 import { FAULT_SERVER, MATH_SERVER, gone, failure, until } from "./helpers.js";
 
 interface Harness {
@@ -211,30 +210,6 @@ describe("fault servers", () => {
     // The 20 finished calls got no cancellation notice; the hanging one got exactly one and stopped.
     expect(await hub.call("stats", {})).toMatchObject({ cancellations: 1, cancel_notices: 1 });
     expect(await hub.call("echo", { text: "after" })).toBe("after");
-  });
-
-  it("a call whose request id is not known still fails at once on abort, and the next calls fall back", async () => {
-    const { hub } = await start();
-    const step = new AbortController();
-    expect(await hub.call("echo", { text: "ids known" }, { signal: step.signal })).toBe("ids known");
-    // As if the SDK no longer sent tools/call while callTool runs: the transport cannot tell the call its id.
-    const unseen = vi.spyOn(ChildStdioTransport.prototype, "takeCallId").mockReturnValueOnce(undefined);
-    // A call timeout far beyond the test's: only the abort can end this call.
-    const first = failure(hub.call("hang", {}, { signal: step.signal, timeoutMs: 600_000 }));
-    await until(() => unseen.mock.calls.length > 0, "the call to be sent");
-    step.abort(new Error("first abort"));
-    expect(await first).toMatchObject({
-      code: "TOOL_CANCELLED",
-      message: expect.stringMatching(/first abort/),
-    });
-    unseen.mockRestore();
-    // The server was not told (it could not be); the next call gives the SDK a signal of its own again.
-    expect(await hub.call("stats", {})).toMatchObject({ cancellations: 0 });
-    const again = new AbortController();
-    const second = failure(hub.call("hang", {}, { signal: again.signal, timeoutMs: 5000 }));
-    setTimeout(() => again.abort(new Error("second abort")), 100);
-    expect((await second).code).toBe("TOOL_CANCELLED");
-    expect(await hub.call("stats", {})).toMatchObject({ cancellations: 1 });
   });
 
   it("restarts back off: a server that keeps dying at start is not respawned in a loop", async () => {
