@@ -13,6 +13,7 @@ export const HOSTILE_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/hosti
 export const SAMPLING_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/sampling_server.js");
 export const SSE_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/sse_server.js");
 export const WEB_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/web/server.js");
+export const MODERN_SERVER = join(PACKAGE_ROOT, "dist/mcp_servers/testing/modern_server.js");
 
 /** A reference server's bin script, resolved from node_modules (never npx, never the network). */
 export function referenceServerBin(pkg: string): string {
