@@ -1,5 +1,5 @@
 /**
- * Hub overhead: latency of math.add through MultiMCP next to the raw MCP SDK Client (its own
+ * Hub overhead: latency of math.add through MultiMCP next to the raw MCP SDK v2 Client (its own
  * StdioClientTransport) on the same server, measured in the same run, sequentially and with 16 calls in
  * flight; plus, for contrast, the original system's design of one process per call. Prints JSON.
  *   node dist/bench/hub.js [--calls 600] [--rounds 21] [--warmup 2000] [--spawn-calls 10]
@@ -9,8 +9,8 @@
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { distPath, percentile } from "../core/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
 
