@@ -12,6 +12,7 @@ import {
   type ConnectOptions,
   type CreateMessageRequest,
   type CreateMessageResult,
+  type DiscoverResult,
   type ElicitRequest,
   type ElicitResult,
   type ProtocolEra,
@@ -287,6 +288,8 @@ export class ServerConnection {
       wait.answered(); // idle now may mean waiting for our tools/list, not dead
       this.era = client.getProtocolEra();
       this.protocolVersion = client.getNegotiatedProtocolVersion();
+      // A restart of this server (after a crash) need not probe again.
+      this.known = { era: this.era, discover: client.getDiscoverResult() };
       await this.refreshTools(client, options);
       // Not under the start's signal: the stream outlives the start (aborting it would end the stream).
       if (this.era === "modern") await this.listen(client, generation, options.timeout);
@@ -322,9 +325,7 @@ export class ServerConnection {
     const known = this.known;
     if (!known?.era || negotiation(this.config) !== "auto") return {};
     if (known.era === "legacy") return { prior: { kind: "legacy" } };
-    return known.discover
-      ? { prior: { kind: "modern", discover: known.discover as NonNullable<KnownEra["discover"]> as never } }
-      : {};
+    return known.discover ? { prior: { kind: "modern", discover: known.discover as DiscoverResult } } : {};
   }
 
   /**
