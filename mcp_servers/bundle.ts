@@ -15,7 +15,9 @@ import { PACKAGE_ROOT } from "../core/paths.js";
 
 export const BUNDLED_SERVERS = ["math", "documents", "web", "robot"] as const;
 
-const EXTERNAL = ["better-sqlite3", "@dimforge/rapier3d-compat", "unpdf"];
+// The SDK's Ajv validator (~200 KB) checks elicitation answers only, which the bundled servers never ask.
+const AJV = "@modelcontextprotocol/server/validators/ajv";
+const EXTERNAL = ["better-sqlite3", "@dimforge/rapier3d-compat", "unpdf", AJV];
 
 /**
  * zod re-exports every translation of its error messages (`z.locales`, ~300 KB, a third of a bundle) though
@@ -28,6 +30,34 @@ const zodLocalesLeftOut: Plugin = {
       /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: "zod-locales", namespace: "empty" } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "empty" }, () => ({ contents: "export {};", loader: "js" }));
+  },
+};
+
+/**
+ * The SDK v2 server imports its default JSON Schema validator (Ajv, inlined: ~200 KB to parse and run at every
+ * start) from its `_shims` entry. Here the shim builds it at first use, from node_modules (common/validator.ts
+ * does the same for the servers' own lazyValidator).
+ */
+const ajvAtFirstUse: Plugin = {
+  name: "mcp-ajv-at-first-use",
+  setup(b) {
+    b.onResolve({ filter: /^@modelcontextprotocol\/server\/_shims$/ }, () => ({
+      path: "mcp-server-shims",
+      namespace: "pda-shims",
+    }));
+    b.onLoad({ filter: /.*/, namespace: "pda-shims" }, () => ({
+      loader: "js",
+      contents: `import process from "node:process";
+import { createRequire } from "node:module";
+export class DefaultJsonSchemaValidator {
+  #ajv;
+  getValidator(schema) {
+    this.#ajv ??= new (createRequire(import.meta.url)(${JSON.stringify(AJV)}).AjvJsonSchemaValidator)();
+    return this.#ajv.getValidator(schema);
+  }
+}
+export { process };`,
+    }));
   },
 };
 
@@ -59,7 +89,7 @@ export async function bundleServers(
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: "warning",
-    plugins: [zodLocalesLeftOut],
+    plugins: [zodLocalesLeftOut, ajvAtFirstUse],
     // CommonJS dependencies call require(); an ES module has none unless given one.
     banner: {
       js: "import { createRequire as __pdaRequire } from 'node:module'; const require = __pdaRequire(import.meta.url);",

@@ -1,6 +1,8 @@
 /**
- * Runs a bundled MCP server over stdio (the default) or, with `--http [host:]port`, over Streamable HTTP
- * (serve-http.ts, loaded only then: it brings node:http and Hono, which a stdio server must not pay for at start).
+ * Runs an SDK v1 MCP server (the "legacy" test servers of mcp_servers/testing, 2025 era only; the bundled
+ * servers use serve-eras.ts, which serves both eras) over stdio (the default) or, with `--http [host:]port`,
+ * over Streamable HTTP (serve-http.ts, loaded only then: it brings node:http, which a stdio server must not
+ * pay for at start).
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";

@@ -14,14 +14,14 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import envPaths from "env-paths";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 // Not core/index.js: that loads every core schema, and a server process should start lean (#16).
 import { PACKAGE_ROOT } from "../../core/paths.js";
 import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText } from "../common/fetch.js";
 import { HtmlError, htmlToMarkdown } from "../common/html.js";
-import { serve } from "../common/serve.js";
+import { serveEras } from "../common/serve-eras.js";
 import { lazyValidator } from "../common/validator.js";
 import { ExtractError, extractPdf } from "./extract.js";
 import { DocumentError, DocumentIndex } from "./store.js";
@@ -63,11 +63,11 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
       description:
         "Full-text search (bm25) over the stored documents (Markdown, text, HTML, PDF). Returns the best matching " +
         "passages with their document path, title, a snippet and `start` (pass path and start to read_document).",
-      inputSchema: {
+      inputSchema: z.object({
         query: z.string().min(1).describe("words to search for"),
         k: z.number().int().min(1).max(50).default(5).describe("how many passages to return"),
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         query: z.string(),
         results: z.array(
           z.object({
@@ -78,7 +78,7 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
             score: z.number(),
           }),
         ),
-      },
+      }),
       annotations: readOnly,
     },
     ({ query, k }) =>
@@ -94,19 +94,19 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
       description:
         "Read a stored document's text (PDF and HTML as extracted text), from character `start` for `length` " +
         "characters. Paths are relative to the document folder, as search_stored_documents returns them.",
-      inputSchema: {
+      inputSchema: z.object({
         path: z.string().min(1).describe("document path, e.g. notes/plan.md"),
         start: z.number().int().min(0).default(0).describe("first character to return"),
         length: z.number().int().min(1).max(50_000).default(4000).describe("how many characters"),
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         path: z.string(),
         title: z.string(),
         start: z.number(),
         end: z.number(),
         total_chars: z.number(),
         text: z.string(),
-      },
+      }),
       annotations: readOnly,
     },
     ({ path, start, length }) =>
@@ -129,14 +129,14 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
     "extract_pdf",
     {
       description: "Extract the text of a PDF in the document folder, pages separated by a form feed line.",
-      inputSchema: { path: z.string().min(1).describe("the PDF's path in the document folder") },
-      outputSchema: {
+      inputSchema: z.object({ path: z.string().min(1).describe("the PDF's path in the document folder") }),
+      outputSchema: z.object({
         path: z.string(),
         title: z.string(),
         pages: z.number(),
         text: z.string(),
         truncated: z.boolean(),
-      },
+      }),
       annotations: readOnly,
     },
     ({ path }) =>
@@ -154,8 +154,13 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
       description:
         "Convert an HTML document to Markdown: a path in the document folder, or an http(s) URL to fetch. " +
         "Scripts, styles and page chrome are dropped.",
-      inputSchema: { path_or_url: z.string().min(1).describe("document path or http(s) URL") },
-      outputSchema: { source: z.string(), title: z.string(), markdown: z.string(), truncated: z.boolean() },
+      inputSchema: z.object({ path_or_url: z.string().min(1).describe("document path or http(s) URL") }),
+      outputSchema: z.object({
+        source: z.string(),
+        title: z.string(),
+        markdown: z.string(),
+        truncated: z.boolean(),
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     ({ path_or_url }) =>
@@ -184,14 +189,14 @@ export function createDocumentsServer(index: DocumentIndex, options: DocumentsOp
     "reindex_documents",
     {
       description: "Re-scan the document folder now; only files whose content changed are read again.",
-      outputSchema: {
+      outputSchema: z.object({
         added: z.array(z.string()),
         updated: z.array(z.string()),
         removed: z.array(z.string()),
         unchanged: z.number(),
         failed: z.array(z.object({ path: z.string(), error: z.string() })),
         ms: z.number(),
-      },
+      }),
     },
     () => answer(async () => ({ ...(await index.sync()) })),
   );
@@ -229,7 +234,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     (e: unknown) => process.stderr.write(`documents: indexing failed: ${(e as Error).message}\n`),
   );
   const rescanMs = values["rescan-ms"] !== undefined ? Number(values["rescan-ms"]) : undefined;
-  await serve(() => createDocumentsServer(index, { rescanMs, egress }), process.argv.slice(2), {
+  await serveEras(() => createDocumentsServer(index, { rescanMs, egress }), process.argv.slice(2), {
     onShutdown: () => index.close(),
   });
 }

@@ -1,20 +1,20 @@
 #!/usr/bin/env node
 /**
  * The bundled calculator MCP server (the original system's math tools). Run on its own over stdio:
- * `node dist/mcp_servers/math/server.js`, or over Streamable HTTP with `--http 127.0.0.1:0`.
+ * `node dist/mcp_servers/math/server.js`, or over Streamable HTTP with `--http 127.0.0.1:0`; both protocol eras
+ * (2025 and 2026-07-28), stateless.
  * Each tool answers with its value as JSON text (a number or a list), so hub callers get the bare value.
  */
 import { fileURLToPath } from "node:url";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { serve } from "../common/serve.js";
+import { serveEras } from "../common/serve-eras.js";
 import { lazyValidator } from "../common/validator.js";
 import * as m from "./tools.js";
 
 const num = (what: string) => z.number().describe(what);
-const pair = { a: num("first operand"), b: num("second operand") };
-const single = { a: num("the operand") };
+const pair = z.object({ a: num("first operand"), b: num("second operand") });
+const single = z.object({ a: num("the operand") });
 const readOnly = { readOnlyHint: true, openWorldHint: false, idempotentHint: true } as const;
 
 function answer(compute: () => unknown): CallToolResult {
@@ -61,7 +61,7 @@ export function createMathServer(): McpServer {
     {
       description:
         "Factorial of a whole number a: a! (0! = 1). Fails for negative a or a > 170. Returns a number.",
-      inputSchema: { a: z.number().int().describe("a whole number from 0 to 170") },
+      inputSchema: z.object({ a: z.number().int().describe("a whole number from 0 to 170") }),
       annotations: readOnly,
     },
     ({ a }) => answer(() => m.factorial(a)),
@@ -70,7 +70,7 @@ export function createMathServer(): McpServer {
     "fibonacci_numbers",
     {
       description: "The first n Fibonacci numbers starting 0, 1, 1, 2, ... Returns a list of numbers.",
-      inputSchema: { n: z.number().int().describe("how many numbers, 0 to 79") },
+      inputSchema: z.object({ n: z.number().int().describe("how many numbers, 0 to 79") }),
       annotations: readOnly,
     },
     ({ n }) => answer(() => m.fibonacciNumbers(n)),
@@ -80,7 +80,7 @@ export function createMathServer(): McpServer {
     {
       description:
         "Convert each character of a string to its integer code (ASCII/Unicode value). Returns a list of integers.",
-      inputSchema: { string: z.string().describe("the text to convert") },
+      inputSchema: z.object({ string: z.string().describe("the text to convert") }),
       annotations: readOnly,
     },
     ({ string }) => answer(() => m.stringsToCharsToInt(string)),
@@ -89,7 +89,7 @@ export function createMathServer(): McpServer {
     "int_list_to_exponential_sum",
     {
       description: "Sum of e raised to each number of a list: sum(exp(x)). Returns a number.",
-      inputSchema: { int_list: z.array(z.number()).describe("the numbers, e.g. character codes") },
+      inputSchema: z.object({ int_list: z.array(z.number()).describe("the numbers, e.g. character codes") }),
       annotations: readOnly,
     },
     ({ int_list }) => answer(() => m.intListToExponentialSum(int_list)),
@@ -98,5 +98,5 @@ export function createMathServer(): McpServer {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await serve(createMathServer);
+  await serveEras(createMathServer);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The tabletop robot simulator as an MCP server over stdio (or Streamable HTTP with `--http host:port`).
+ * The tabletop robot simulator as an MCP server over stdio (or Streamable HTTP with `--http host:port`), both
+ * protocol eras (2025 and 2026-07-28).
  * Per-run settings come from flags or the environment:
  *   --failures on|off|JSON   (PDA_ROBOT_FAILURES)  failure modes; JSON fields override the "on" defaults
  *   --feedback verbose|state|silent (PDA_ROBOT_FEEDBACK)
@@ -12,11 +13,11 @@
 import { appendFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { serve } from "../common/serve.js";
+import { McpServer } from "@modelcontextprotocol/server";
+import { serveEras } from "../common/serve-eras.js";
 import { lazyValidator } from "../common/validator.js";
 import { Feedback, parseFailures, RunSettings } from "./schemas.js";
-import { registerRobotTools } from "./tools.js";
+import { registerRobotTools, type RobotState } from "./tools.js";
 import type { RobotEnv } from "./env.js";
 
 export interface ServerOptions {
@@ -58,7 +59,11 @@ export function serverOptions(argv: string[], env: NodeJS.ProcessEnv = process.e
   return { settings, report: values.report ?? env.PDA_ROBOT_REPORT };
 }
 
-export function createRobotServer(options: ServerOptions): {
+/** `state`: the simulator to drive, shared by the servers that serve one client (a fresh one by default). */
+export function createRobotServer(
+  options: ServerOptions,
+  state: RobotState = {},
+): {
   server: McpServer;
   env: () => RobotEnv | undefined;
 } {
@@ -67,11 +72,16 @@ export function createRobotServer(options: ServerOptions): {
     { jsonSchemaValidator: lazyValidator() },
   );
   const report = options.report;
-  const handle = registerRobotTools(server, options.settings, {
-    onEnv: (env) => {
-      if (report) env.onEpisodeEnd = (record) => appendFileSync(report, `${JSON.stringify(record)}\n`);
+  const handle = registerRobotTools(
+    server,
+    options.settings,
+    {
+      onEnv: (env) => {
+        if (report) env.onEpisodeEnd = (record) => appendFileSync(report, `${JSON.stringify(record)}\n`);
+      },
     },
-  });
+    state,
+  );
   return { server, env: handle.env };
 }
 
@@ -84,13 +94,22 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const envs: (() => RobotEnv | undefined)[] = [];
-  await serve(
-    () => {
+  // A 2025-era client (a stdio connection, an HTTP session) gets a simulator of its own; the 2026-07-28 era
+  // has no session (over HTTP, a server per request), so all its requests drive one simulator of the process.
+  const modern: RobotState = {};
+  await serveEras(
+    (era) => {
+      if (era === "modern") return createRobotServer(options, modern).server;
       const made = createRobotServer(options);
       envs.push(made.env);
       return made.server;
     },
     process.argv.slice(2),
-    { onShutdown: () => envs.forEach((e) => e()?.close()) },
+    {
+      onShutdown: () => {
+        modern.env?.close();
+        envs.forEach((e) => e()?.close());
+      },
+    },
   );
 }

@@ -3,8 +3,7 @@
  * Motion failures are results ({ok, error_code, ...}), never isError; misuse (unknown task or object,
  * no episode yet, checks disabled) is an isError result with a message saying what to do.
  */
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { RobotEnv } from "./env.js";
 import { RobotError } from "./errors.js";
@@ -49,24 +48,35 @@ function guarded(run: () => CallToolResult): CallToolResult {
   }
 }
 
-/** Register the robot tools on `server`; `settings` are this run's failure modes, feedback and limits. */
+/**
+ * The simulator the tools drive, kept apart from any one McpServer: in the 2026-07-28 era over HTTP every
+ * request gets a server instance of its own, and the episode must outlive it.
+ */
+export interface RobotState {
+  env?: RobotEnv;
+  creating?: Promise<RobotEnv>;
+}
+
+/**
+ * Register the robot tools on `server`; `settings` are this run's failure modes, feedback and limits; `state`
+ * is the simulator they drive (a fresh one unless shared).
+ */
 export function registerRobotTools(
   server: McpServer,
   settings: RunSettings,
   hooks: { onEnv?: (env: RobotEnv) => void } = {},
+  state: RobotState = {},
 ): { env: () => RobotEnv | undefined } {
-  let env: RobotEnv | undefined;
-  let creating: Promise<RobotEnv> | undefined;
   const ready = (): RobotEnv => {
-    if (!env) throw new RobotError("NO_EPISODE", "no episode yet: call reset(task, seed) first");
-    return env;
+    if (!state.env) throw new RobotError("NO_EPISODE", "no episode yet: call reset(task, seed) first");
+    return state.env;
   };
 
   server.registerTool(
     "list_tasks",
     {
       description: "The tabletop tasks this simulator offers, with how many variations each has.",
-      inputSchema: {},
+      inputSchema: z.object({}),
       annotations: readOnly,
     },
     () =>
@@ -86,23 +96,22 @@ export function registerRobotTools(
       description:
         "Start an episode of a task with a seed (same task, seed and actions give the same outcome). " +
         "Returns {task, seed, variation, instruction, goal, observation}. The variation defaults to one picked by the seed.",
-      inputSchema: {
+      inputSchema: z.object({
         task: z.string().describe("a task name from list_tasks"),
         seed: z.number().int().min(0).describe("layout seed, an integer ≥ 0"),
         variation: z.number().int().min(0).optional().describe("variation index (colour, count, target)"),
-      },
+      }),
       annotations: acts,
     },
     async ({ task, seed, variation }) => {
       // The environment (and with it the physics engine) loads on the first reset: a fast start. Calls
       // in parallel share the one load.
-      creating ??= import("./env.js").then(async ({ RobotEnv }) => {
+      state.creating ??= import("./env.js").then(async ({ RobotEnv }) => {
         const made = await RobotEnv.create(settings);
         hooks.onEnv?.(made);
         return made;
       });
-      env = await creating;
-      const e = env;
+      const e = (state.env = await state.creating);
       return guarded(() => json(e.reset(task, seed, variation)));
     },
   );
@@ -114,7 +123,9 @@ export function registerRobotTools(
         "What the robot sees now: the gripper (position, yaw, opening, holding) and every object's name, type, " +
         "colour, centre, yaw, size, bounding box, upright, what it rests on and what it is in. " +
         `format "json" (default) or "text". ${FRAME}`,
-      inputSchema: { format: z.enum(["json", "text"]).default("json").describe('"json" or "text"') },
+      inputSchema: z.object({
+        format: z.enum(["json", "text"]).default("json").describe('"json" or "text"'),
+      }),
       annotations: readOnly,
     },
     ({ format }) =>
@@ -131,7 +142,7 @@ export function registerRobotTools(
       description:
         "One object by name: centre position [x, y, z] (m), yaw (rad), size, bounding box, upright, on, in. " +
         "Fails with the list of names when there is no such object.",
-      inputSchema: { name: z.string().describe("the object's name, e.g. red_block") },
+      inputSchema: z.object({ name: z.string().describe("the object's name, e.g. red_block") }),
       annotations: readOnly,
     },
     ({ name }) => guarded(() => json(ready().detect(name))),
@@ -145,12 +156,12 @@ export function registerRobotTools(
         `${GRIPPER.tip} m below it) in a straight line to (x, y, z) with yaw (the fingers close along the ` +
         "gripper's x axis, turned by yaw). It stops at the first contact. " +
         `${FRAME} ${MOTION_RESULT}`,
-      inputSchema: {
+      inputSchema: z.object({
         x: z.number().describe("metres"),
         y: z.number().describe("metres"),
         z: z.number().describe("metres, height of the tool centre point"),
         yaw: z.number().optional().describe("radians; omit to keep the current yaw"),
-      },
+      }),
       annotations: acts,
     },
     ({ x, y, z: zz, yaw }) => guarded(() => json(ready().moveTo(x, y, zz, yaw))),
@@ -162,9 +173,9 @@ export function registerRobotTools(
       description:
         "Move through up to 50 waypoints in order, each a straight line; a waypoint may open or close the " +
         `gripper on arrival. Stops at the first waypoint that fails; 'completed' counts those done. ${MOTION_RESULT}`,
-      inputSchema: {
+      inputSchema: z.object({
         waypoints: z.array(Waypoint).describe("[{x, y, z, yaw?, gripper?: 'open'|'close'}, ...]"),
-      },
+      }),
       annotations: acts,
     },
     ({ waypoints }) => guarded(() => json(ready().executeTrajectory(waypoints))),
@@ -176,7 +187,7 @@ export function registerRobotTools(
       description:
         `Open the fingers to width metres (default and max ${GRIPPER.maxOpening}); a held object is released ` +
         `and falls or settles where it is. ${MOTION_RESULT}`,
-      inputSchema: { width: z.number().optional().describe(`metres, (0, ${GRIPPER.maxOpening}]`) },
+      inputSchema: z.object({ width: z.number().optional().describe(`metres, (0, ${GRIPPER.maxOpening}]`) }),
       annotations: acts,
     },
     ({ width }) => guarded(() => json(ready().openGripper(width))),
@@ -189,7 +200,7 @@ export function registerRobotTools(
         "Close the fingers. An object between the open fingers is grasped (attached) if it is no wider than " +
         "the opening and the pads overlap its sides; grasp at the object's centre for a firm hold. " +
         MOTION_RESULT,
-      inputSchema: {},
+      inputSchema: z.object({}),
       annotations: acts,
     },
     () => guarded(() => json(ready().closeGripper())),
@@ -201,10 +212,10 @@ export function registerRobotTools(
       description:
         'A PNG picture of the scene: view "top" (map with grid, names and heights, the gripper and its recent ' +
         'path) or "front" (x across, z up). size is the width in pixels.',
-      inputSchema: {
+      inputSchema: z.object({
         view: z.enum(VIEWS as [string, ...string[]]).default("top"),
         size: z.number().int().min(128).max(2048).default(512),
-      },
+      }),
       annotations: readOnly,
     },
     ({ view, size }) =>
@@ -227,7 +238,7 @@ export function registerRobotTools(
       description:
         "Whether the task is done: {success, conditions: [{name, met, detail}]}. Some runs disable it; then " +
         "judge from get_observation.",
-      inputSchema: {},
+      inputSchema: z.object({}),
       annotations: readOnly,
     },
     () => guarded(() => json(ready().checkTaskCompletion())),
@@ -238,14 +249,14 @@ export function registerRobotTools(
     {
       description:
         "End the episode, saying whether you believe the task succeeded and why. Further motion needs a new reset.",
-      inputSchema: {
+      inputSchema: z.object({
         claimed_success: z.boolean().describe("true if you believe the task is done"),
         reason: z.string().describe("one sentence: why"),
-      },
+      }),
       annotations: acts,
     },
     ({ claimed_success, reason }) => guarded(() => json(ready().finish(claimed_success, reason))),
   );
 
-  return { env: () => env };
+  return { env: () => state.env };
 }

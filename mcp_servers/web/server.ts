@@ -13,12 +13,12 @@ import { isIP } from "node:net";
 import { fileURLToPath } from "node:url";
 import { answer as answerWith } from "../common/answer.js";
 import { parseArgs } from "node:util";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { EgressPolicy, UrlRefused, egressFromEnv } from "../common/egress.js";
 import { FetchError, fetchText, parseHttpUrl } from "../common/fetch.js";
 import { HtmlError, htmlToMarkdown } from "../common/html.js";
-import { serve } from "../common/serve.js";
+import { serveEras } from "../common/serve-eras.js";
 import { lazyValidator } from "../common/validator.js";
 import { RateLimited, RateLimiter } from "./limiter.js";
 import { DEFAULT_ENDPOINT, webSearch, type SearchEndpoint, type SearchKind } from "./search.js";
@@ -53,7 +53,7 @@ export function createWebServer(options: WebOptions = {}): McpServer {
       description:
         "Fetch a web page (http or https) and return its main text as Markdown, with the page title. " +
         "Plain text and JSON are returned as they are.",
-      inputSchema: {
+      inputSchema: z.object({
         url: z.string().min(1).describe("the page's URL"),
         max_chars: z
           .number()
@@ -62,15 +62,15 @@ export function createWebServer(options: WebOptions = {}): McpServer {
           .max(500_000)
           .default(50_000)
           .describe("cut the Markdown after this many characters"),
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         url: z.string(),
         final_url: z.string(),
         title: z.string(),
         content_type: z.string(),
         markdown: z.string(),
         truncated: z.boolean(),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     ({ url, max_chars }) =>
@@ -110,14 +110,14 @@ export function createWebServer(options: WebOptions = {}): McpServer {
       description:
         "Search the web. Returns up to max_results results, each with title, url and a snippet; " +
         "use fetch_url_as_markdown to read one.",
-      inputSchema: {
+      inputSchema: z.object({
         query: z.string().min(1).describe("what to search for"),
         max_results: z.number().int().min(1).max(25).default(5).describe("how many results"),
-      },
-      outputSchema: {
+      }),
+      outputSchema: z.object({
         query: z.string(),
         results: z.array(z.object({ title: z.string(), url: z.string(), snippet: z.string() })),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     ({ query, max_results }) =>
@@ -175,5 +175,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   const limiter = new RateLimiter(rate, burst);
   const egress = egressFromEnv("web");
-  await serve(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter, egress }));
+  await serveEras(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter, egress }));
 }
