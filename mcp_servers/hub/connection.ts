@@ -34,6 +34,7 @@ import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
 import { cappedFetch } from "./http-cap.js";
+import { withRemoteAuth } from "./auth/index.js";
 import { StartTimeout, startWait } from "./startwait.js";
 
 const cancels = new CallCancels();
@@ -208,16 +209,20 @@ export class ServerConnection {
 
   private makeTransport(): Transport {
     const c = this.config;
+    // OAuth rides on the fetch (auth/ says why): a 401 is answered inside the request, not by a reconnect.
+    const fetch = c.url
+      ? withRemoteAuth(this.id, { url: c.url, headers: c.headers }, cappedFetch())
+      : undefined;
     if (c.url && c.transport === "sse") {
       return new SSEClientTransport(new URL(c.url), {
         requestInit: { headers: c.headers },
-        fetch: cappedFetch(),
+        fetch,
       });
     }
     if (c.url) {
       return new StreamableHTTPClientTransport(new URL(c.url), {
         requestInit: { headers: c.headers },
-        fetch: cappedFetch(),
+        fetch,
       });
     }
     return new ChildStdioTransport({

@@ -12,6 +12,42 @@ import { fileURLToPath } from "node:url";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../main.js");
 
+const BROWSER = join(dirname(fileURLToPath(import.meta.url)), "browser.js");
+
+/** The suite's client metadata document URL (basic-cimd expects pda to use it as its client_id). */
+const CIMD_URL = "https://conformance-test.local/client-metadata.json";
+
+/** What the suite tells the client in MCP_CONFORMANCE_CONTEXT (pre-registered credentials). */
+function context(): { client_id?: string; client_secret?: string } {
+  try {
+    return JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
+      client_id?: string;
+      client_secret?: string;
+    };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * An auth scenario: pda calls the test server's tool, the login happening on the way (the person's browser
+ * is browser.js); with `login` first, `pda auth login` with what the scenario gives the client beforehand.
+ */
+function authPlan(scenario: string): string[][] | undefined {
+  if (!scenario.startsWith("auth/")) return undefined;
+  const call = ["call", "s.test-tool"];
+  if (scenario === "auth/basic-cimd")
+    return [["auth", "login", "s", "--client-metadata-url", CIMD_URL], call];
+  if (scenario === "auth/pre-registration") {
+    const { client_id, client_secret } = context();
+    return [
+      ["auth", "login", "s", "--client-id", client_id ?? "", "--client-secret", client_secret ?? ""],
+      call,
+    ];
+  }
+  return [call];
+}
+
 /** What pda does in each scenario (the tools are the ones each scenario's test server offers). */
 export const CLIENT_SCENARIOS: Record<string, string[][]> = {
   initialize: [["tools"]],
@@ -25,7 +61,7 @@ export const CLIENT_SCENARIOS: Record<string, string[][]> = {
 function main(): number {
   const url = process.argv.at(-1);
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
-  const steps = CLIENT_SCENARIOS[scenario];
+  const steps = CLIENT_SCENARIOS[scenario] ?? authPlan(scenario);
   if (!url || !steps) {
     process.stderr.write(`conformance client: no plan for scenario "${scenario}" (url ${url})\n`);
     return 2;
@@ -36,7 +72,13 @@ function main(): number {
     for (const args of steps) {
       const r = spawnSync(process.execPath, [MAIN, "--config", dir, "--db", join(dir, "pda.db"), ...args], {
         stdio: "inherit",
-        env: { ...process.env, NO_COLOR: "1" },
+        // Logins go to this run's own folder; the "browser" follows the authorization URL.
+        env: {
+          ...process.env,
+          NO_COLOR: "1",
+          XDG_CONFIG_HOME: join(dir, "xdg"),
+          PDA_BROWSER: `${process.execPath} ${BROWSER}`,
+        },
       });
       if (r.status !== 0) return r.status ?? 1;
     }
