@@ -1,6 +1,7 @@
 /** `pda auth login | logout | status`: OAuth logins to remote MCP servers, kept in the user's config folder. */
 import chalk from "chalk";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { ConfigError } from "../../core/index.js";
 import { loadHubConfig } from "../../mcp_servers/hub/index.js";
 import {
   AuthError,
@@ -57,11 +58,20 @@ export function register(program: Command): void {
       "--client-metadata-url <url>",
       "an HTTPS URL of a client ID metadata document for pda, used where the server supports them",
     )
+    .addOption(
+      new Option(
+        "--grant <grant>",
+        "client_credentials: a machine login with --client-id and its secret or --client-key, no browser",
+      ).choices(["authorization_code", "client_credentials"]),
+    )
+    .option("--client-key <file>", "a PEM private key the client authenticates with (private_key_jwt)")
+    .option("--client-key-alg <alg>", "that key's JWS algorithm (default ES256)")
     .option("--scope <scope>", "scopes to ask for beyond those the server names (space-separated)")
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
-      "\nExamples:\n  pda auth login notion --open\n  pda auth login corp --client-id pda-cli --client-secret $SECRET\n",
+      "\nExamples:\n  pda auth login notion --open\n  pda auth login corp --client-id pda-cli --client-secret $SECRET\n" +
+        "  pda auth login ci --grant client_credentials --client-id robot --client-key robot.pem\n",
     )
     .action(
       (
@@ -71,12 +81,17 @@ export function register(program: Command): void {
           clientId?: string;
           clientSecret?: string;
           clientMetadataUrl?: string;
+          grant?: "authorization_code" | "client_credentials";
+          clientKey?: string;
+          clientKeyAlg?: string;
           scope?: string;
           json?: boolean;
         },
         cmd: Command,
       ) =>
         runCommand(async () => {
+          if ((opts.grant === "client_credentials" || opts.clientKey) && !opts.clientId)
+            throw new ConfigError("--grant client_credentials and --client-key need --client-id");
           const server = remoteServer(cmd, id);
           const open = opts.open ? browserCommand() : process.env.PDA_BROWSER;
           const r = await login(server, {
@@ -85,6 +100,9 @@ export function register(program: Command): void {
             clientId: opts.clientId,
             clientSecret: opts.clientSecret,
             clientMetadataUrl: opts.clientMetadataUrl,
+            grant: opts.grant,
+            clientKeyFile: opts.clientKey,
+            clientKeyAlg: opts.clientKeyAlg,
             scope: opts.scope,
           });
           // The paste prompt may still hold stdin: nothing more is read.

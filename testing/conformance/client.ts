@@ -17,13 +17,17 @@ const BROWSER = join(dirname(fileURLToPath(import.meta.url)), "browser.js");
 /** The suite's client metadata document URL (basic-cimd expects pda to use it as its client_id). */
 const CIMD_URL = "https://conformance-test.local/client-metadata.json";
 
-/** What the suite tells the client in MCP_CONFORMANCE_CONTEXT (pre-registered credentials). */
-function context(): { client_id?: string; client_secret?: string } {
+/** What the suite tells the client in MCP_CONFORMANCE_CONTEXT (pre-registered credentials, a key). */
+interface Context {
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+}
+
+function context(): Context {
   try {
-    return JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
-      client_id?: string;
-      client_secret?: string;
-    };
+    return JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Context;
   } catch {
     return {};
   }
@@ -31,21 +35,29 @@ function context(): { client_id?: string; client_secret?: string } {
 
 /**
  * An auth scenario: pda calls the test server's tool, the login happening on the way (the person's browser
- * is browser.js); with `login` first, `pda auth login` with what the scenario gives the client beforehand.
+ * is browser.js); where the scenario gives the client something beforehand, `pda auth login` with it first.
  */
-function authPlan(scenario: string): string[][] | undefined {
+function authPlan(scenario: string, dir: string): string[][] | undefined {
   if (!scenario.startsWith("auth/")) return undefined;
   const call = ["call", "s.test-tool"];
-  if (scenario === "auth/basic-cimd")
-    return [["auth", "login", "s", "--client-metadata-url", CIMD_URL], call];
-  if (scenario === "auth/pre-registration") {
-    const { client_id, client_secret } = context();
-    return [
-      ["auth", "login", "s", "--client-id", client_id ?? "", "--client-secret", client_secret ?? ""],
-      call,
-    ];
+  const login = ["auth", "login", "s"];
+  const { client_id = "", client_secret = "", private_key_pem = "", signing_algorithm = "ES256" } = context();
+  const machine = [...login, "--grant", "client_credentials", "--client-id", client_id];
+  switch (scenario) {
+    case "auth/basic-cimd":
+      return [[...login, "--client-metadata-url", CIMD_URL], call];
+    case "auth/pre-registration":
+      return [[...login, "--client-id", client_id, "--client-secret", client_secret], call];
+    case "auth/client-credentials-basic":
+      return [[...machine, "--client-secret", client_secret], call];
+    case "auth/client-credentials-jwt": {
+      const key = join(dir, "client.pem");
+      writeFileSync(key, private_key_pem);
+      return [[...machine, "--client-key", key, "--client-key-alg", signing_algorithm], call];
+    }
+    default:
+      return [call];
   }
-  return [call];
 }
 
 /** What pda does in each scenario (the tools are the ones each scenario's test server offers). */
@@ -61,12 +73,13 @@ export const CLIENT_SCENARIOS: Record<string, string[][]> = {
 function main(): number {
   const url = process.argv.at(-1);
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
-  const steps = CLIENT_SCENARIOS[scenario] ?? authPlan(scenario);
+  const dir = mkdtempSync(join(tmpdir(), "pda-conformance-"));
+  const steps = CLIENT_SCENARIOS[scenario] ?? authPlan(scenario, dir);
   if (!url || !steps) {
+    rmSync(dir, { recursive: true, force: true });
     process.stderr.write(`conformance client: no plan for scenario "${scenario}" (url ${url})\n`);
     return 2;
   }
-  const dir = mkdtempSync(join(tmpdir(), "pda-conformance-"));
   try {
     writeFileSync(join(dir, "mcp_server_config.yaml"), JSON.stringify({ servers: [{ id: "s", url }] }));
     for (const args of steps) {

@@ -7,6 +7,10 @@
 import {
   auth,
   computeScopeUnion,
+  discoverOAuthProtectedResourceMetadata,
+  IssuerMismatchError,
+  type AuthOptions,
+  type AuthResult,
   extractWWWAuthenticateParams,
   type FetchLike,
 } from "@modelcontextprotocol/client";
@@ -32,10 +36,16 @@ export async function authorize(provider: PdaOAuthProvider, opts: AuthorizeOptio
   const { server, serverUrl } = provider;
   const base = { serverUrl, resourceMetadataUrl: opts.resourceMetadataUrl, fetchFn: opts.fetchFn };
   const person = opts.person;
+  if (provider.nonInteractive) {
+    const r = await sdk(server, () => runAuth(provider, { ...base, scope: opts.scope }));
+    if (r !== "AUTHORIZED")
+      throw new AuthError("AUTH_FAILED", server, `server "${server}": no token was issued`);
+    return;
+  }
   if (!person) {
     // Nothing to refresh: no request is sent (a registration now would be for a login no one can finish).
     if (!provider.tokens()?.refresh_token) throw loginNeeded(server);
-    const r = await sdk(server, () => auth(provider, { ...base, scope: opts.scope }));
+    const r = await sdk(server, () => runAuth(provider, { ...base, scope: opts.scope }));
     if (r !== "AUTHORIZED") throw loginNeeded(server);
     return;
   }
@@ -45,7 +55,7 @@ export async function authorize(provider: PdaOAuthProvider, opts: AuthorizeOptio
     provider.useRedirect(callback.redirectUrl);
     const scope = opts.scope;
     const first = await sdk(server, () =>
-      auth(provider, { ...base, scope, forceReauthorization: opts.force }),
+      runAuth(provider, { ...base, scope, forceReauthorization: opts.force }),
     );
     if (first === "AUTHORIZED") return; // refreshed
     const url = provider.takeAuthorizationUrl();
@@ -68,13 +78,34 @@ export async function authorize(provider: PdaOAuthProvider, opts: AuthorizeOptio
     const code = params.get("code");
     if (!code) throw new AuthError("AUTH_FAILED", server, "the callback brought no authorization code");
     const iss = params.get("iss") ?? undefined;
-    const r = await sdk(server, () => auth(provider, { ...base, scope, authorizationCode: code, iss }));
+    const r = await sdk(server, () => runAuth(provider, { ...base, scope, authorizationCode: code, iss }));
     if (r !== "AUTHORIZED")
       throw new AuthError("AUTH_FAILED", server, `server "${server}": no token after the code`);
     provider.rememberScope(computeScopeUnion(provider.scope, scope));
   } finally {
     stop.abort();
     callback.close();
+  }
+}
+
+/**
+ * The SDK's `auth()`, and once more without the RFC 8414 issuer check for a server of the 2025-03-26 revision
+ * (no protected resource metadata: the authorization server is found at the MCP server's origin), whose
+ * metadata could name another issuer before that rule came to MCP.
+ */
+async function runAuth(provider: PdaOAuthProvider, options: AuthOptions): Promise<AuthResult> {
+  try {
+    return await auth(provider, { ...options, skipIssuerMetadataValidation: provider.legacyIssuer });
+  } catch (e) {
+    if (provider.legacyIssuer || !(e instanceof IssuerMismatchError) || e.kind !== "metadata") throw e;
+    const prm = await discoverOAuthProtectedResourceMetadata(
+      provider.serverUrl,
+      { resourceMetadataUrl: options.resourceMetadataUrl },
+      options.fetchFn,
+    ).catch(() => undefined);
+    if (prm) throw e;
+    provider.legacyIssuer = true;
+    return auth(provider, { ...options, skipIssuerMetadataValidation: true });
   }
 }
 

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { FetchLike } from "@modelcontextprotocol/client";
 import { authFetch } from "./flow.js";
 import type { Person } from "./person.js";
-import { PdaOAuthProvider } from "./provider.js";
+import { PdaOAuthProvider, type LoginClient } from "./provider.js";
 import { asTokens, type AuthFile, type TokenStore } from "./store.js";
 
 export interface RemoteServer {
@@ -15,14 +15,9 @@ export interface RemoteServer {
   headers?: Record<string, string>;
 }
 
-export interface LoginOptions {
+export interface LoginOptions extends LoginClient {
   store: TokenStore;
   person: Person;
-  /** A pre-registered client (the authorization server does not register clients itself). */
-  clientId?: string;
-  clientSecret?: string;
-  /** An HTTPS URL of pda's client ID metadata document, used where the server supports those. */
-  clientMetadataUrl?: string;
   /** A scope to ask for beyond what the server's challenge names. */
   scope?: string;
   fetch?: FetchLike;

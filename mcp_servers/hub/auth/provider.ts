@@ -4,6 +4,8 @@
  * person is flow.ts's job, so `redirectToAuthorization` records the URL and returns.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createPrivateKeyJwtAuth, type AddClientAuthentication } from "@modelcontextprotocol/client";
 import type {
   OAuthClientInformationContext,
   OAuthClientMetadata,
@@ -20,11 +22,23 @@ import { asClient, asDiscovery, asTokens, fromDiscovery, type AuthFile, type Tok
  */
 const NO_CALLBACK_YET = "http://127.0.0.1/callback";
 
+/** What `pda auth login` may say about the client beforehand. */
+export interface LoginClient {
+  clientId?: string;
+  clientSecret?: string;
+  clientMetadataUrl?: string;
+  grant?: "authorization_code" | "client_credentials";
+  clientKeyFile?: string;
+  clientKeyAlg?: string;
+}
+
 export class PdaOAuthProvider implements OAuthClientProvider {
   private file: AuthFile;
   private redirect: string | undefined;
   private verifier: string | undefined;
   private authorizationUrl: URL | undefined;
+  /** A 2025-03-26 server whose authorization server metadata names another issuer (flow.ts runAuth). */
+  legacyIssuer = false;
   /** The `state` sent with the last authorization request: the callback must bring it back. */
   expectedState: string | undefined;
 
@@ -68,7 +82,10 @@ export class PdaOAuthProvider implements OAuthClientProvider {
   }
 
   /** A pre-registered client and/or a client ID metadata document URL, from `pda auth login`. */
-  useClient(opts: { clientId?: string; clientSecret?: string; clientMetadataUrl?: string }): void {
+  useClient(opts: LoginClient): void {
+    if (opts.grant) this.update({ grant: opts.grant });
+    if (opts.clientKeyFile)
+      this.update({ clientKeyFile: opts.clientKeyFile, clientKeyAlg: opts.clientKeyAlg ?? "ES256" });
     if (opts.clientId)
       this.update({
         client: {
@@ -84,8 +101,31 @@ export class PdaOAuthProvider implements OAuthClientProvider {
     return this.file.tokens?.access_token;
   }
 
-  get redirectUrl(): string {
-    return this.redirect ?? NO_CALLBACK_YET;
+  /** client_credentials: the SDK asks no one (it takes a client without a redirect URL for a machine). */
+  get nonInteractive(): boolean {
+    return this.file.grant === "client_credentials";
+  }
+
+  get redirectUrl(): string | undefined {
+    return this.nonInteractive ? undefined : (this.redirect ?? NO_CALLBACK_YET);
+  }
+
+  /** client_credentials asks for the token itself; an authorization code flow leaves it to the SDK. */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.nonInteractive) return undefined;
+    return new URLSearchParams({ grant_type: "client_credentials", ...(scope && { scope }) });
+  }
+
+  /** private_key_jwt with the key file given at login; else the SDK's own choice of client authentication. */
+  get addClientAuthentication(): AddClientAuthentication | undefined {
+    const { clientKeyFile, client } = this.file;
+    if (!clientKeyFile || !client) return undefined;
+    return createPrivateKeyJwtAuth({
+      issuer: client.client_id,
+      subject: client.client_id,
+      privateKey: readFileSync(clientKeyFile, "utf8"),
+      alg: this.file.clientKeyAlg ?? "ES256",
+    });
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -93,12 +133,12 @@ export class PdaOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
+    const redirect = this.redirectUrl;
     return {
       client_name: "pda",
-      client_uri: "https://github.com/pda-agent/pda",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
+      redirect_uris: redirect ? [redirect] : [],
+      grant_types: redirect ? ["authorization_code", "refresh_token"] : ["client_credentials"],
+      response_types: redirect ? ["code"] : [],
       ...(this.file.scope && { scope: this.file.scope }),
     };
   }

@@ -29,6 +29,11 @@ export const AuthFileSchema = z.object({
   clientSource: z.enum(["registered", "login"]).optional(),
   /** A client ID metadata document URL given at login, offered when the server supports it. */
   clientMetadataUrl: z.string().optional(),
+  /** client_credentials: a machine login with the client's own credentials, no person (given at login). */
+  grant: z.enum(["authorization_code", "client_credentials"]).optional(),
+  /** A PEM private key file the client authenticates with (private_key_jwt), and its algorithm. */
+  clientKeyFile: z.string().optional(),
+  clientKeyAlg: z.string().optional(),
   tokens: Tokens.optional(),
   /** When the tokens were saved (ms since epoch): with expires_in, when they expire. */
   savedAt: z.number().optional(),
