@@ -2,8 +2,9 @@
  * The official MCP conformance suite (@modelcontextprotocol/conformance), on loopback only: its client scenarios
  * against pda (dist/testing/conformance/client.js drives the real CLI at each scenario's test server), and its
  * server scenarios against the bundled math server over Streamable HTTP. Only the scenarios pda passes are
- * here; the README's MCP section says which others fail and why (OAuth, and server scenarios that need the
- * suite's own test tools).
+ * here; the README's MCP section says which others fail and why (server scenarios that need the suite's own
+ * test tools; auth/cross-app-access-complete-flow). The auth scenarios run their own authorization server:
+ * pda logs in on the way (the driver's PDA_BROWSER follows the authorization URL to pda's loopback callback).
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -116,6 +117,54 @@ describe.concurrent("client scenarios (pda against the suite's servers)", () => 
         { reconnect: v["client-sse-graceful-reconnect"], lastEventId: v["client-sse-last-event-id"] },
         log,
       ).toEqual({ reconnect: "SUCCESS", lastEventId: "SUCCESS" });
+    },
+    SLOW,
+  );
+});
+
+/** The suite's auth scenarios pda passes: every check of each one. */
+export const AUTH_SCENARIOS = [
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+  "auth/2025-03-26-oauth-metadata-backcompat",
+  "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/client-credentials-jwt",
+  "auth/client-credentials-basic",
+];
+
+describe.concurrent("client auth scenarios (pda logs in to the suite's authorization servers)", () => {
+  it.each(AUTH_SCENARIOS)(
+    "%s passes",
+    async (scenario) => {
+      const { checks, log } = await suite([
+        "client",
+        "--command",
+        CLIENT,
+        "--scenario",
+        scenario,
+        ...CLIENT_TIMEOUT,
+      ]);
+      const v = verdicts(checks);
+      expect(Object.keys(v).length, log).toBeGreaterThan(0);
+      expect(
+        Object.entries(v).filter(([, s]) => s !== "SUCCESS"),
+        log,
+      ).toEqual([]);
     },
     SLOW,
   );
