@@ -10,7 +10,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
 
@@ -50,10 +50,13 @@ function suite(args: string[]): Promise<{ checks: Check[]; log: string }> {
       { cwd: dir, timeout: 150_000, env: { ...process.env, NO_COLOR: "1" } },
       (e, stdout, stderr) => {
         const log = `${stdout}\n${stderr}`;
-        const runs = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
+        // An auth scenario's results are one level down: auth/<name>-<time>/.
+        const runs = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter(
+          (f) => basename(f) === "checks.json",
+        );
         if (runs.length !== 1)
           return reject(new Error(`expected one result folder (exit ${e?.code}):\n${log}`));
-        const checks = JSON.parse(readFileSync(join(dir, runs[0]!.name, "checks.json"), "utf8")) as Check[];
+        const checks = JSON.parse(readFileSync(join(dir, runs[0]!), "utf8")) as Check[];
         resolve({ checks, log });
       },
     ),
@@ -147,7 +150,8 @@ export const AUTH_SCENARIOS = [
   "auth/client-credentials-basic",
 ];
 
-describe.concurrent("client auth scenarios (pda logs in to the suite's authorization servers)", () => {
+// One at a time: each starts the suite and pda two or three times, and five at once starve a busy machine.
+describe("client auth scenarios (pda logs in to the suite's authorization servers)", () => {
   it.each(AUTH_SCENARIOS)(
     "%s passes",
     async (scenario) => {
