@@ -175,6 +175,11 @@ export const COMMANDS: CommandEntry[] = [
     async () => (await import("./ui.js")).register,
   ),
   entry(
+    "auth",
+    ["auth", "log in to remote MCP servers that ask for OAuth: login, logout, status"],
+    async () => (await import("./auth.js")).register,
+  ),
+  entry(
     "config",
     [
       "config [options]",

@@ -28,7 +28,7 @@ import type { HubEvent, ServerState, ServerStatus } from "./events.js";
 import { ChildStdioTransport, type SpawnFn } from "./stdio.js";
 import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
-import { httpTransport, type HttpTransportOptions } from "./http-transport.js";
+import { httpTransport } from "./http-transport.js";
 import { StartTimeout, startWait } from "./startwait.js";
 
 const cancels = new CallCancels();
@@ -82,8 +82,6 @@ export interface ConnectionDeps {
   baseEnv: NodeJS.ProcessEnv;
   /** The hub's roots, for a server whose config names none. */
   roots: () => Root[];
-  /** What HTTP transports are built with (an OAuth provider): see http-transport.ts. */
-  http?: HttpTransportOptions;
 }
 
 /** The protocol era a server spoke last time, as the tool-list cache keeps it (skips `auto`'s probe). */
@@ -211,7 +209,7 @@ export class ServerConnection {
 
   private makeTransport(): Transport {
     const c = this.config;
-    if (c.url) return httpTransport(c, this.deps.http);
+    if (c.url) return httpTransport(this.id, c);
     return new ChildStdioTransport({
       command: c.command!,
       args: c.args,

@@ -2,14 +2,15 @@
  * The official MCP conformance suite (@modelcontextprotocol/conformance), on loopback only: its client scenarios
  * against pda (dist/testing/conformance/client.js drives the real CLI at each scenario's test server), and its
  * server scenarios against the bundled math server over Streamable HTTP. Only the scenarios pda passes are
- * here; the README's MCP section says which others fail and why (OAuth, and server scenarios that need the
- * suite's own test tools).
+ * here; the README's MCP section says which others fail and why (server scenarios that need the suite's own
+ * test tools; auth/cross-app-access-complete-flow). The auth scenarios run their own authorization server:
+ * pda logs in on the way (the driver's PDA_BROWSER follows the authorization URL to pda's loopback callback).
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
 
@@ -49,10 +50,13 @@ function suite(args: string[]): Promise<{ checks: Check[]; log: string }> {
       { cwd: dir, timeout: 150_000, env: { ...process.env, NO_COLOR: "1" } },
       (e, stdout, stderr) => {
         const log = `${stdout}\n${stderr}`;
-        const runs = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
+        // An auth scenario's results are one level down: auth/<name>-<time>/.
+        const runs = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter(
+          (f) => basename(f) === "checks.json",
+        );
         if (runs.length !== 1)
           return reject(new Error(`expected one result folder (exit ${e?.code}):\n${log}`));
-        const checks = JSON.parse(readFileSync(join(dir, runs[0]!.name, "checks.json"), "utf8")) as Check[];
+        const checks = JSON.parse(readFileSync(join(dir, runs[0]!), "utf8")) as Check[];
         resolve({ checks, log });
       },
     ),
@@ -116,6 +120,55 @@ describe.concurrent("client scenarios (pda against the suite's servers)", () => 
         { reconnect: v["client-sse-graceful-reconnect"], lastEventId: v["client-sse-last-event-id"] },
         log,
       ).toEqual({ reconnect: "SUCCESS", lastEventId: "SUCCESS" });
+    },
+    SLOW,
+  );
+});
+
+/** The suite's auth scenarios pda passes: every check of each one. */
+export const AUTH_SCENARIOS = [
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+  "auth/2025-03-26-oauth-metadata-backcompat",
+  "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/client-credentials-jwt",
+  "auth/client-credentials-basic",
+];
+
+// One at a time: each starts the suite and pda two or three times, and five at once starve a busy machine.
+describe("client auth scenarios (pda logs in to the suite's authorization servers)", () => {
+  it.each(AUTH_SCENARIOS)(
+    "%s passes",
+    async (scenario) => {
+      const { checks, log } = await suite([
+        "client",
+        "--command",
+        CLIENT,
+        "--scenario",
+        scenario,
+        ...CLIENT_TIMEOUT,
+      ]);
+      const v = verdicts(checks);
+      expect(Object.keys(v).length, log).toBeGreaterThan(0);
+      expect(
+        Object.entries(v).filter(([, s]) => s !== "SUCCESS"),
+        log,
+      ).toEqual([]);
     },
     SLOW,
   );
