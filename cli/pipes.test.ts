@@ -29,11 +29,12 @@ describe("the query from stdin and the answer alone", () => {
     expect(JSON.parse(list.stdout)[0].original_query).toBe(QUERY);
   }, 60_000);
 
-  it("a query piped in with no argument is read too; the trace is on stdout without --quiet", async () => {
+  it("a query piped in with no argument is read too; without --quiet the trace is on stderr", async () => {
     const r = await cli.pda(["run", "--model", DEMO], undefined, {}, QUERY);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/perception/);
-    expect(r.stdout).toMatch(/answer 32 \+ 5 - 3 \* 2 = 31/);
+    expect(r.stderr).toMatch(/perception/);
+    expect(r.stderr).toMatch(/^answer$/m);
+    expect(r.stdout).toBe("32 + 5 - 3 * 2 = 31\n");
   }, 60_000);
 
   it("empty stdin, and --json with --quiet, exit 2 naming what was wrong", async () => {
