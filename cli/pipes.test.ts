@@ -148,7 +148,7 @@ describe("--json on worker, ui, robot render, memory remember, export and exec",
       [["memory", "remember", "zzzz"], "STORE_NOT_FOUND", /zzzz/],
       [["export", "zzzz"], "STORE_NOT_FOUND", /zzzz/],
       [["exec", join(cli.dir, "no-such.js")], "CONFIG_INVALID", /no-such\.js/],
-      [["worker", "--bogus"], "USAGE", /--bogus/],
+      [["worker"], "USAGE", /required option '--queue <url>'/],
     ];
     // A store exists, so the unknown id is what is wrong.
     expect((await cli.pda(["run", QUERY, "--quiet", "--model", DEMO])).code).toBe(0);
@@ -173,6 +173,8 @@ describe("--json on worker, ui, robot render, memory remember, export and exec",
       "stack_blocks",
       "--seed",
       "3",
+      "--size",
+      "128",
       "--out",
       png,
       "--json",
@@ -180,6 +182,7 @@ describe("--json on worker, ui, robot render, memory remember, export and exec",
     expect(render.code, render.stderr).toBe(0);
     expect(JSON.parse(render.stdout)).toMatchObject({
       file: png,
+      size: 128,
       task: "stack_blocks",
       seed: 3,
       view: "top",
