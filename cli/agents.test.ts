@@ -79,15 +79,16 @@ describe("agent teams at the command line", () => {
       `scripted:${join(cli.dir, "script.yaml")}`,
       "2+3 and 6*7?",
     ]);
-    expect(r.stderr).toBe("");
+    expect(r.stderr).not.toMatch(/^(error|warning)/m);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/⇢ agent adder \w{8} add 2 and 3/);
-    expect(r.stdout).toMatch(/adder │ step 0 CODE do it/);
-    expect(r.stdout).toMatch(/adder │ {5}→ math\.add ok/);
-    expect(r.stdout).toMatch(/⇠ agent adder NONE added \(1 tool calls\)/);
-    expect(r.stdout).toMatch(/⇠ agent multiplier NONE multiplied/);
-    expect(r.stdout).toMatch(/answer 5 and 42/);
-    sessionId = /^session (\S+)/m.exec(r.stdout)![1]!;
+    expect(r.stderr).toMatch(/⇢ agent adder \w{8} add 2 and 3/);
+    expect(r.stderr).toMatch(/adder │ step 0 CODE do it/);
+    expect(r.stderr).toMatch(/adder │ {5}→ math\.add ok/);
+    expect(r.stderr).toMatch(/⇠ agent adder NONE added \(1 tool calls\)/);
+    expect(r.stderr).toMatch(/⇠ agent multiplier NONE multiplied/);
+    expect(r.stderr).toMatch(/^answer$/m);
+    expect(r.stdout).toMatch(/^5 and 42/);
+    sessionId = /^session (\S+)/m.exec(r.stderr)![1]!;
   });
 
   it("pda show renders the tree of agent sessions with their reports", async () => {
@@ -184,16 +185,16 @@ describe("the shipped robot-team profile at the command line", () => {
       ],
       config,
     );
-    expect(r.stderr).toBe("");
+    expect(r.stderr).not.toMatch(/^(error|warning)/m);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/⇠ agent place NONE released; the task check passed/);
+    expect(r.stderr).toMatch(/⇠ agent place NONE released; the task check passed/);
     const record = JSON.parse(readFileSync(episodes, "utf8").trim().split("\n").at(-1)!) as Record<
       string,
       unknown
     >;
     expect(record).toMatchObject({ task: "put_block_in_target", seed: 4, success: true, finished: true });
 
-    const id = /^session (\S+)/m.exec(r.stdout)![1]!;
+    const id = /^session (\S+)/m.exec(r.stderr)![1]!;
     const show = await cli.pda(["show", id], config);
     expect(show.code).toBe(0);
     const tree = show.stdout.slice(show.stdout.indexOf("agents orchestrator"));

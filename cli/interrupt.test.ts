@@ -67,19 +67,19 @@ describe("Ctrl-C during a CODE step", () => {
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
-    let stdout = "";
-    pda.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    let trace = "";
+    pda.stderr.on("data", (d: Buffer) => (trace += d.toString()));
     let exit: number | null | undefined;
     pda.on("exit", (code) => (exit = code));
     try {
       // The step's first line is out: from here on its code spins.
-      await until("the step did not start", () => stdout.includes("console: spinning"));
+      await until("the step did not start", () => trace.includes("console: spinning"));
       pda.kill("SIGINT");
       await until("pda did not end after Ctrl-C", () => exit !== undefined);
     } finally {
       pda.kill("SIGKILL");
     }
     expect(exit).toBe(1);
-    expect(stdout).toMatch(/^aborted cancelled: cancelled by Ctrl-C/m);
+    expect(trace).toMatch(/^aborted cancelled: cancelled by Ctrl-C/m);
   });
 });

@@ -3,10 +3,11 @@
  * only the answer on stdout with --quiet, one duration syntax for every timeout flag, and errors as JSON
  * objects with a code under --json, on stdout where the JSON reader is.
  */
-import { writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG_DIR } from "../core/index.js";
+import { DEFAULT_CONFIG_DIR, distPath } from "../core/index.js";
 import { cliFolder, type CliFolder } from "./harness.js";
 import { parseDurationMs } from "./duration.js";
 
@@ -29,11 +30,12 @@ describe("the query from stdin and the answer alone", () => {
     expect(JSON.parse(list.stdout)[0].original_query).toBe(QUERY);
   }, 60_000);
 
-  it("a query piped in with no argument is read too; the trace is on stdout without --quiet", async () => {
+  it("a query piped in with no argument is read too; without --quiet the trace is on stderr", async () => {
     const r = await cli.pda(["run", "--model", DEMO], undefined, {}, QUERY);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/perception/);
-    expect(r.stdout).toMatch(/answer 32 \+ 5 - 3 \* 2 = 31/);
+    expect(r.stderr).toMatch(/perception/);
+    expect(r.stderr).toMatch(/^answer$/m);
+    expect(r.stdout).toBe("32 + 5 - 3 * 2 = 31\n");
   }, 60_000);
 
   it("empty stdin, and --json with --quiet, exit 2 naming what was wrong", async () => {
@@ -127,4 +129,96 @@ describe("errors as JSON under --json", () => {
     expect(r.markdown).toContain("# Batch report");
     expect(r.files.md).toContain(out);
   }, 120_000);
+});
+
+describe("--json on worker, ui, robot render, memory remember, export and exec", () => {
+  const jsonError = (stdout: string) => (JSON.parse(stdout) as { error: Record<string, unknown> }).error;
+
+  it("each one's bad argument: a JSON error with a code on stdout, the exit code as without --json", async () => {
+    const cases: [string[], string, RegExp][] = [
+      [["worker", "--queue", "notaurl"], "CONFIG_INVALID", /--queue notaurl/],
+      [
+        ["worker", "--queue", "redis://127.0.0.1:1", "--concurrency", "0"],
+        "CONFIG_INVALID",
+        /--concurrency 0/,
+      ],
+      [["ui", "--port", "99999"], "CONFIG_INVALID", /--port/],
+      [["robot", "render", "--task", "nosuch", "--seed", "1"], "CONFIG_INVALID", /unknown task "nosuch"/],
+      [["robot", "render", "--task", "stack_blocks", "--seed", "x"], "CONFIG_INVALID", /--seed/],
+      [["memory", "remember", "zzzz"], "STORE_NOT_FOUND", /zzzz/],
+      [["export", "zzzz"], "STORE_NOT_FOUND", /zzzz/],
+      [["exec", join(cli.dir, "no-such.js")], "CONFIG_INVALID", /no-such\.js/],
+      [["worker"], "USAGE", /required option '--queue <url>'/],
+    ];
+    // A store exists, so the unknown id is what is wrong.
+    expect((await cli.pda(["run", QUERY, "--quiet", "--model", DEMO])).code).toBe(0);
+    for (const [args, code, message] of cases) {
+      const plain = await cli.pda(args);
+      const json = await cli.pda([...args, "--json"]);
+      const what = args.join(" ");
+      expect(json.code, what).toBe(plain.code);
+      expect(json.code, what).toBeGreaterThan(0);
+      expect(jsonError(json.stdout), what).toMatchObject({ code, exit_code: plain.code });
+      expect(jsonError(json.stdout).message, what).toMatch(message);
+      expect(plain.stdout, what).toBe("");
+    }
+  }, 240_000);
+
+  it("their results as JSON: robot render, memory remember, export --out, ui's address", async () => {
+    const png = join(cli.dir, "scene.png");
+    const render = await cli.pda([
+      "robot",
+      "render",
+      "--task",
+      "stack_blocks",
+      "--seed",
+      "3",
+      "--size",
+      "128",
+      "--out",
+      png,
+      "--json",
+    ]);
+    expect(render.code, render.stderr).toBe(0);
+    expect(JSON.parse(render.stdout)).toMatchObject({
+      file: png,
+      size: 128,
+      task: "stack_blocks",
+      seed: 3,
+      view: "top",
+    });
+    expect(readFileSync(png).subarray(1, 4).toString()).toBe("PNG");
+
+    expect((await cli.pda(["run", QUERY, "--quiet", "--model", DEMO])).code).toBe(0);
+    const [session] = JSON.parse((await cli.pda(["sessions", "--json"])).stdout) as { session_id: string }[];
+    const id = session!.session_id;
+    const remember = await cli.pda(["memory", "remember", id.slice(0, 8), "--json"]);
+    expect(remember.code, remember.stderr).toBe(0);
+    expect(JSON.parse(remember.stdout)).toEqual({ session_id: id, remembered: true });
+
+    const file = join(cli.dir, "session.json");
+    const exported = await cli.pda(["export", id, "--out", file, "--json"]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(JSON.parse(exported.stdout)).toEqual({ session_id: id, file });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toMatchObject({ session_id: id });
+
+    const ui = spawn(
+      process.execPath,
+      [distPath("main.js"), "--db", join(cli.dir, "pda.db"), "ui", "--port", "0", "--json"],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: cli.dir, NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    try {
+      let out = "";
+      ui.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      await expect.poll(() => out.includes("\n"), { timeout: 60_000 }).toBe(true);
+      const address = JSON.parse(out) as { url: string; token_required: boolean };
+      expect(address.token_required).toBe(false);
+      expect((await fetch(new URL("/api/sessions", address.url))).status).toBe(200);
+    } finally {
+      ui.kill("SIGTERM");
+    }
+  }, 240_000);
 });

@@ -26,14 +26,15 @@ export function withSessionOptions(cmd: Command): Command {
     .option("--model <spec>", MODEL_HELP)
     .option("--profile <name>", "budgets and limits from config/profiles.yaml")
     .option("--hil <channel>", HIL_HELP)
-    .option("--json", "print the session summary as JSON instead of the trace")
-    .option(
-      "--quiet",
-      "print only the answer on stdout: no trace, no figures (a failure's reason on stderr)",
-    );
+    .option("--json", "print the session summary as JSON on stdout instead of the trace")
+    .option("--quiet", "no trace and no figures: only the answer on stdout (a failure's reason on stderr)");
 }
 
-/** What a session command prints: the live trace and the outcome, the summary as JSON, or only the answer. */
+/**
+ * What a session command prints. Always the answer alone on stdout (or the summary as JSON), so
+ * `pda run … > answer.txt` and `| jq` get only that; the live trace, the figures and a failure's reason on
+ * stderr ("trace"), or nothing there but a failure's reason ("quiet").
+ */
 export type Output = "trace" | "json" | "quiet";
 
 export function outputOf(opts: { json?: boolean; quiet?: boolean }): Output {
@@ -42,13 +43,13 @@ export function outputOf(opts: { json?: boolean; quiet?: boolean }): Output {
 }
 
 /**
- * The live trace on stdout (nothing with --json or --quiet), hub events included, and a spinner on a
+ * The live trace on stderr (nothing with --json or --quiet), hub events included, and a spinner on a
  * terminal's stderr while a model call or a step's code runs (not with --quiet).
  */
 export function traceTo(rt: Runtime, out: Output, verbose: boolean) {
   const spinner = new Spinner(process.stderr, out !== "quiet" && !!process.stderr.isTTY);
   const print = (line: string | null) => {
-    if (line && out === "trace") spinner.around(() => process.stdout.write(`${line}\n`));
+    if (line && out === "trace") spinner.around(() => process.stderr.write(`${line}\n`));
   };
   // Servers already down when the session starts failed before anyone listened.
   for (const line of downLines(rt.hub.availability().down)) print(line);
@@ -90,32 +91,33 @@ export function printOutcome(s: AgentSession, out: Output) {
     process.stdout.write(`${JSON.stringify(summarize(s), null, 2)}\n`);
     return;
   }
-  if (out === "quiet") {
-    // stdout holds the answer alone, for a pipe or $(…); anything else is said on stderr.
-    if (s.status === "succeeded") process.stdout.write(`${s.state.final_answer}\n`);
-    else if (s.status === "awaiting_human")
+  const say = (text: string) => out === "trace" && process.stderr.write(text);
+  if (s.status === "succeeded") {
+    // The label on stderr and the answer on stdout: "answer 31" at a terminal, the answer alone in a file.
+    const oneTerminal = process.stdout.isTTY && process.stderr.isTTY;
+    say(`\n${chalk.green.bold("answer")}${oneTerminal ? " " : "\n"}`);
+    process.stdout.write(`${s.state.final_answer}\n`);
+  } else if (s.status === "awaiting_human") {
+    if (out === "quiet")
       process.stderr.write(`session ${s.session_id} is waiting for an answer: ${s.pending_question}\n`);
-    else process.stderr.write(`${s.status} ${s.status_reason ?? ""}\n`);
-    return;
+    say(
+      `\n${chalk.yellow.bold("question")} ${s.pending_question}\n${chalk.dim(`session ${s.session_id} is waiting for an answer`)}\n`,
+    );
+  } else {
+    if (out === "quiet") process.stderr.write(`${s.status} ${s.status_reason ?? ""}\n`);
+    const partial = s.state.final_answer ? `\n${chalk.yellow("partial answer")} ${s.state.final_answer}` : "";
+    say(`\n${chalk.red.bold(s.status)} ${s.status_reason ?? ""}${partial}\n`);
   }
   const u = s.usage;
   const cost = u.cost_usd > 0 ? ` · $${u.cost_usd.toFixed(4)}` : "";
   const team = withSubagentsLine(s);
-  const figures = chalk.dim(
-    `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ` +
-      `${u.tool_calls} tool calls · ${u.tokens} tokens${cost} · ${(u.ms / 1000).toFixed(1)} s` +
-      (team && `\n${team}`),
+  say(
+    chalk.dim(
+      `${s.steps.length} steps · ${s.plan_versions.length} plan versions · ${u.llm_calls} model calls · ` +
+        `${u.tool_calls} tool calls · ${u.tokens} tokens${cost} · ${(u.ms / 1000).toFixed(1)} s` +
+        (team && `\n${team}`),
+    ) + "\n",
   );
-  if (s.status === "succeeded") {
-    process.stdout.write(`\n${chalk.green.bold("answer")} ${s.state.final_answer}\n${figures}\n`);
-  } else if (s.status === "awaiting_human") {
-    process.stdout.write(
-      `\n${chalk.yellow.bold("question")} ${s.pending_question}\n${chalk.dim(`session ${s.session_id} is waiting for an answer`)}\n${figures}\n`,
-    );
-  } else {
-    const partial = s.state.final_answer ? `\n${chalk.yellow("partial answer")} ${s.state.final_answer}` : "";
-    process.stdout.write(`\n${chalk.red.bold(s.status)} ${s.status_reason ?? ""}${partial}\n${figures}\n`);
-  }
 }
 
 /**
@@ -174,7 +176,8 @@ export async function* chatLines(tty: boolean): AsyncGenerator<string> {
   for (;;) {
     const rl = createInterface({
       input: process.stdin,
-      output: process.stdout,
+      // The prompt is no part of the output: stdout may be a file while a person types.
+      output: process.stderr,
       terminal: true,
       history: [...history],
     });

@@ -37,15 +37,16 @@ describe("live trace", () => {
     const model = script("invalid.yaml", { perception: [snap(false)], decision: [{}, {}, {}, {}] });
     const r = await cli.pda(["run", "What is 2 + 3", "--model", model, "--hil", "policy:fail"]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/decision model call failed MODEL_INVALID_OUTPUT: .+/);
-    expect(r.stdout).toMatch(/question \(\w+\) .+/);
-    expect(r.stdout).toMatch(/answer \S+ — by policy:fail/);
+    expect(r.stderr).toMatch(/decision model call failed MODEL_INVALID_OUTPUT: .+/);
+    expect(r.stderr).toMatch(/question \(\w+\) .+/);
+    expect(r.stderr).toMatch(/answer \S+ — by policy:fail/);
+    expect(r.stdout).toBe("");
   });
 
   it("shows the query guard's warning about a local path that does not exist", async () => {
     const model = script("done.yaml", { perception: [snap(true, "nothing to read")] });
     const r = await cli.pda(["run", `Summarize ${join(cli.dir, "no-such-report.pdf")}`, "--model", model]);
-    expect(r.stdout).toMatch(/warning \(query guard\) .*no-such-report\.pdf/);
+    expect(r.stderr).toMatch(/warning \(query guard\) .*no-such-report\.pdf/);
   });
 
   it("numbers a step the same in the trace, the question about it and pda show", async () => {
@@ -58,10 +59,10 @@ describe("live trace", () => {
     const r = await cli.pda(["run", "What is 2 + 3", "--model", model, "--hil", "policy:fail", "--json"]);
     const session = JSON.parse(r.stdout) as { session_id: string };
     const trace = await cli.pda(["run", "What is 2 + 3", "--model", model, "--hil", "policy:fail"]);
-    const steps = [...trace.stdout.matchAll(/^step (\d+) CODE compute(.*)$/gm)];
+    const steps = [...trace.stderr.matchAll(/^step (\d+) CODE compute(.*)$/gm)];
     expect(steps.map((m) => m[1])).toEqual(["0", "1", "2"]);
     expect(steps[2]![2]).toMatch(/plan step 0, attempt 3/);
-    const question = /^question \(tool_failure at step (\d+)\) step (\d+) /m.exec(trace.stdout);
+    const question = /^question \(tool_failure at step (\d+)\) step (\d+) /m.exec(trace.stderr);
     expect(question?.slice(1)).toEqual(["2", "2"]);
     const show = await cli.pda(["show", session.session_id]);
     expect(show.stdout).toMatch(/^step 2 CODE .*attempt 3/m);

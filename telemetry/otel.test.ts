@@ -68,7 +68,7 @@ const otelEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-const sessionOf = (stdout: string) => /^session (\S+)/m.exec(stdout)![1]!;
+const sessionOf = (trace: string) => /^session (\S+)/m.exec(trace)![1]!;
 const byId = (spans: ReceivedSpan[]) => new Map(spans.map((s) => [s.spanId, s]));
 const named = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
 const one = (spans: ReceivedSpan[], name: string) => {
@@ -180,9 +180,9 @@ describe("OpenTelemetry export", () => {
       undefined,
       otelEnv(),
     );
-    expect(r.stderr).toBe("");
+    expect(r.stderr).not.toMatch(/^(error|warning)|OpenTelemetry/m);
     expect(r.code).toBe(0);
-    teamSession = sessionOf(r.stdout);
+    teamSession = sessionOf(r.stderr);
     // Spans are flushed on exit: everything is there once the process has ended.
     await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
     live = [...rx.spans];
@@ -248,7 +248,7 @@ describe("OpenTelemetry export", () => {
   async function finishReasons(args: string[], env: Record<string, string>) {
     const r = await cli.pda(["run", ...args, "What is 2+3?"], undefined, otelEnv(env));
     expect(r.code, r.stderr).toBe(0);
-    const id = sessionOf(r.stdout);
+    const id = sessionOf(r.stderr);
     const reasons = () =>
       rx.spans
         .filter((s) => s.name.startsWith("chat "))
@@ -399,19 +399,19 @@ describe("OpenTelemetry export", () => {
       },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe("");
+    expect(r.stderr).not.toMatch(/^(error|warning)|OpenTelemetry/m);
     await rx.until(() => named(rx.spans, "invoke_agent boss").length === 1, "boss span");
     const traces = rx.raw.filter((q) => q.path === "/v1/traces");
     for (const q of traces) expect(q.contentType).toBe("application/x-protobuf");
     const decoded = [...rx.spans];
     expect(new Set(decoded.map((s) => s.protocol))).toEqual(new Set(["http/protobuf"]));
-    checkTeamTrace(decoded, sessionOf(r.stdout));
+    checkTeamTrace(decoded, sessionOf(r.stderr));
     await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric over protobuf");
 
     // The same session from the store, over protobuf: the tree, the model and tool calls' times and
     // attributes as the live protobuf run sent them.
     rx.reset();
-    const e = await cli.pda(["export", sessionOf(r.stdout), "--otel"], undefined, {
+    const e = await cli.pda(["export", sessionOf(r.stderr), "--otel"], undefined, {
       OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
     });
     expect(e.code, e.stderr).toBe(0);
@@ -430,7 +430,7 @@ describe("OpenTelemetry export", () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
     });
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("");
+    expect(r.stderr).not.toMatch(/^(error|warning)|OpenTelemetry/m);
     await rx.until(
       () => named(rx.spans, "invoke_agent pda").length === 1,
       "a gRPC export with the session span",
@@ -441,7 +441,7 @@ describe("OpenTelemetry export", () => {
     expect(session.parentSpanId).toBeUndefined();
     expect(session.attributes).toMatchObject({
       "gen_ai.operation.name": "invoke_agent",
-      "gen_ai.conversation.id": sessionOf(r.stdout),
+      "gen_ai.conversation.id": sessionOf(r.stderr),
       "pda.session.status": "succeeded",
     });
     const step = one(rx.spans, "pda.step CODE");
@@ -483,7 +483,7 @@ describe("OpenTelemetry export", () => {
       OTEL_TRACES_SAMPLER: "always_off",
     });
     expect(off.code, off.stderr).toBe(0);
-    expect(off.stdout).toMatch(/answer 5/);
+    expect(off.stdout).toBe("5\n");
     await rx.until(() => rx.metrics.includes("gen_ai.client.token.usage"), "token metric");
     expect(rx.spans).toEqual([]);
     expect(rx.raw.filter((q) => q.path === "/v1/traces")).toEqual([]);
@@ -565,7 +565,7 @@ describe("OpenTelemetry export", () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/answer 5/);
+    expect(r.stdout).toBe("5\n");
     const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/exporting (spans|metrics) failed/);
@@ -575,12 +575,13 @@ describe("OpenTelemetry export", () => {
     for (const faults of [{ status: 503 }, { hang: true }]) {
       const bad = await startReceiver(faults);
       try {
-        const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+        // --quiet: stderr holds nothing but what OpenTelemetry says.
+        const r = await cli.pda(["run", "--quiet", "--model", plainScript(), "What is 2+3?"], undefined, {
           OTEL_EXPORTER_OTLP_ENDPOINT: bad.url,
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
         });
         expect(r.code, JSON.stringify(faults)).toBe(0);
-        expect(r.stdout).toMatch(/answer 5/);
+        expect(r.stdout).toBe("5\n");
         // It was tried: the spans reached the collector, which failed them.
         expect(bad.raw.some((q) => q.path === "/v1/traces")).toBe(true);
         const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
@@ -704,11 +705,11 @@ describe("OpenTelemetry export", () => {
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
-    let stdout = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    let trace = "";
+    child.stderr.on("data", (d: Buffer) => (trace += d.toString()));
     const exited = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
     try {
-      await rx.until(() => /slow/.test(stdout) && /step 1 of 60/.test(stdout), "the slow tool under way");
+      await rx.until(() => /slow/.test(trace) && /step 1 of 60/.test(trace), "the slow tool under way");
       child.kill("SIGINT");
       expect(await exited).not.toBe(0);
     } finally {
@@ -724,7 +725,7 @@ describe("OpenTelemetry export", () => {
   it("no OTel variable, flag or profile: nothing is sent", async () => {
     const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {});
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("");
+    expect(r.stderr).not.toMatch(/^(error|warning)|OpenTelemetry/m);
     expect(rx.raw).toHaveLength(0);
   });
 });

@@ -16,7 +16,7 @@ export function register(program: Command): void {
       const tty = !!process.stdin.isTTY;
       const help =
         "type a request and press Enter; /help this text, /tools the tools, /exit (or Ctrl-D) to leave";
-      if (tty) process.stdout.write(chalk.dim(`pda chat — ${help}\n`));
+      if (tty) process.stderr.write(chalk.dim(`pda chat — ${help}\n`));
       let last = 0;
       try {
         await rt.router?.prepare();

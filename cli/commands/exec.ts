@@ -58,6 +58,7 @@ export function register(program: Command): void {
     .option("--timeout <duration>", "override the profile's sandbox.timeout_ms: 30s, 2m, 500ms or plain ms")
     .addOption(new Option("--timeout-ms <ms>", "the old name of --timeout").hideHelp())
     .option("--hil <channel>", FORM_HELP)
+    .option("--json", "errors as JSON objects too (the result is always JSON)")
     .action((file: string, _opts: ExecOptions, cmd: Command) =>
       runCommand(async () => {
         const opts = cmd.optsWithGlobals() as ExecOptions;

@@ -49,9 +49,11 @@ export function register(program: Command): void {
       "let memory reuse a session a person answered questions in (by default their answers stay in that session)",
     )
     .argument("<id>", "session id (a unique prefix is enough)")
-    .action((id: string, _o, cmd: Command) =>
+    .option("--json", 'print {"session_id", "remembered": true} as JSON (errors as JSON too)')
+    .action((id: string, opts: { json?: boolean }, cmd: Command) =>
       runCommand(async () => {
         const full = withStore(globals(cmd), (store) => store.rememberHumanAnswers(id));
+        if (opts.json) return printJson({ session_id: full, remembered: true });
         out(`memory may now reuse session ${full} and the answers given in it`);
       }),
     );

@@ -2,6 +2,7 @@
 import chalk from "chalk";
 import type { Command } from "commander";
 import { ConfigError, type AgentSession } from "../../core/index.js";
+import { findTerminal } from "../../hil/index.js";
 import type { DisplayStatus } from "../../memory/index.js";
 import { runCommand } from "../context.js";
 import { cancelOnSigint, outputOf, printOutcome, traceTo, withSessionOptions } from "../run.js";
@@ -38,7 +39,8 @@ export function register(program: Command): void {
       }
       // The default answerer without a terminal is policy:fail, which would end the paused session for good:
       // with nobody to ask, the session stays paused and the person is told how to answer.
-      if (status === "awaiting_human" && !opts.hil && !(process.stdin.isTTY && process.stdout.isTTY)) {
+      // A terminal is found as the terminal channel finds it: stdout in a file still has a person at the keys.
+      if (status === "awaiting_human" && !opts.hil && findTerminal() === undefined) {
         stillWaiting(waiting, !!opts.json);
         return EXIT_STILL_WAITING;
       }
@@ -50,7 +52,7 @@ export function register(program: Command): void {
         if (status === "interrupted") rt.store.claimInterrupted(waiting.session_id);
         const logged = rt.store.getSession(waiting.session_id);
         if (outputOf(opts) === "trace")
-          process.stdout.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
+          process.stderr.write(chalk.dim(`resuming ${logged.session_id}: ${logged.original_query}\n`));
         const s = await rt
           .loop({ signal: sigint.signal, interrupts: sigint.interrupts, onEvent: trace.onEvent })
           .resume(logged);

@@ -135,6 +135,7 @@ function addRender(robot: Command): void {
       `run an expert first (${EXPERTS.join(", ")}) and draw the end state with its path`,
     )
     .option("--out <file>", "PNG file to write (default: <task>-<seed>.png)")
+    .option("--json", "print the file and the scene as JSON (errors as JSON too)")
     .action((opts: RenderOptions) => runCommand(() => renderScene(opts)));
 }
 
@@ -146,6 +147,7 @@ interface RenderOptions {
   size: string;
   solve?: string;
   out?: string;
+  json?: boolean;
 }
 
 async function renderScene(opts: RenderOptions): Promise<void> {
@@ -170,9 +172,14 @@ async function renderScene(opts: RenderOptions): Promise<void> {
     const out = resolve(opts.out ?? `${reset.task}-${reset.seed}.png`);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, env.image(opts.view as View, size));
-    const done = opts.solve
-      ? `, after ${opts.solve}: ${env.checkTaskCompletion().success ? "solved" : "not solved"}`
-      : "";
+    const solved = opts.solve ? env.checkTaskCompletion().success : undefined;
+    if (opts.json) {
+      const { task, seed, variation, instruction } = reset;
+      const scene = { file: out, task, seed, variation, instruction, view: opts.view, size };
+      process.stdout.write(`${JSON.stringify({ ...scene, solve: opts.solve, solved }, null, 2)}\n`);
+      return;
+    }
+    const done = opts.solve ? `, after ${opts.solve}: ${solved ? "solved" : "not solved"}` : "";
     process.stdout.write(
       `${out}  (${reset.task} seed ${reset.seed} variation ${reset.variation}: "${reset.instruction}"${done})\n`,
     );

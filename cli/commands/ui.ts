@@ -13,6 +13,7 @@ interface UiFlags {
   host?: string;
   open?: boolean;
   replay?: boolean;
+  json?: boolean;
 }
 
 function portOption(value: string): number {
@@ -40,6 +41,7 @@ export function register(program: Command) {
       "--replay",
       "let a session's page start pda replay of it (the replay calls the live tools; off: the UI only reads and answers questions)",
     )
+    .option("--json", 'print {"url", "token_required"} as JSON once it listens (errors as JSON too)')
     .action(async (_o, cmd: Command) =>
       runCommand(async () => {
         const flags = cmd.optsWithGlobals() as UiFlags;
@@ -59,8 +61,12 @@ export function register(program: Command) {
           store.close();
           throw e;
         }
-        process.stdout.write(`pda ui: ${ui.url}\n`);
-        if (ui.token) process.stdout.write("(the token in this address is needed by every request)\n");
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ url: ui.url, token_required: !!ui.token })}\n`);
+        } else {
+          process.stdout.write(`pda ui: ${ui.url}\n`);
+          if (ui.token) process.stdout.write("(the token in this address is needed by every request)\n");
+        }
         if (flags.open) openBrowser(ui.url, (m) => process.stderr.write(`${m}\n`));
         await new Promise<void>((done) => {
           const stop = () => {

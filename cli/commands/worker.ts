@@ -23,6 +23,7 @@ interface WorkerCliOptions extends GlobalOptions {
   concurrency: string;
   stallInterval: string;
   name?: string;
+  json?: boolean;
 }
 
 export function register(program: Command) {
@@ -40,6 +41,7 @@ export function register(program: Command) {
     )
     .option("--name <name>", "this worker's name in the submitter's progress (default host:pid)")
     .option("--profile <name>", "the profile this worker's servers start with (config/profiles.yaml)")
+    .option("--json", "each job's events as one JSON object a line on stdout (errors as JSON too)")
     .action(async (_opts, cmd: Command) => runCommand(() => work(globalOptions(cmd) as WorkerCliOptions)));
 }
 
@@ -66,7 +68,7 @@ async function work(o: WorkerCliOptions): Promise<void> {
         stallMs,
         name: o.name,
         signal: stop.signal,
-        onEvent: (e) => report(e, o.queue, !!o.verbose),
+        onEvent: (e) => (o.json ? reportJson(e) : report(e, o.queue, !!o.verbose)),
       },
       { store: rt.store, loop: rt.loop, setupFor: setups.setupFor, human: setups.human },
     );
@@ -140,6 +142,11 @@ function stopOnSignal() {
       process.off("SIGTERM", onSignal);
     },
   };
+}
+
+/** With --json: every event as one JSON line on stdout, for a supervisor to read. */
+function reportJson(e: WorkerEvent): void {
+  process.stdout.write(`${JSON.stringify(e)}\n`);
 }
 
 /** One line per job on stderr (the submitter shows the run's progress). */

@@ -149,10 +149,11 @@ describe("pda run, end to end", () => {
       GEMINI_BASE_URL: gemini.url,
     });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/plan v1 \(initial\)/);
-    expect(r.stdout).toMatch(/math\.multiply ok/);
-    expect(r.stdout).toMatch(/result 31/);
-    expect(r.stdout).toMatch(/answer 31/);
+    expect(r.stderr).toMatch(/plan v1 \(initial\)/);
+    expect(r.stderr).toMatch(/math\.multiply ok/);
+    expect(r.stderr).toMatch(/result 31/);
+    expect(r.stderr).toMatch(/^answer$/m);
+    expect(r.stdout).toMatch(/^31/);
   });
 
   it("replays a logged session with the model unreachable and reproduces its answer", async () => {

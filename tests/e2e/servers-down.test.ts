@@ -34,10 +34,10 @@ describe("servers that are down", () => {
   it("are named in the trace, the decision prompt, the session log and pda show", async () => {
     servers([math, broken]);
     const run = await cli.pda(["run", QUERY, "--model", `scripted:${CALCULATOR}`]);
-    expect(run.stderr).toBe("");
+    expect(run.stderr).not.toMatch(/^(error|warning)/m);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/✗ server broken is down: could not start: the process exited with code 3/);
-    expect(run.stdout).toMatch(/answer .*31/);
+    expect(run.stderr).toMatch(/✗ server broken is down: could not start: the process exited with code 3/);
+    expect(run.stdout).toBe("32 + 5 - 3 * 2 = 31\n");
 
     const db = new Database(join(cli.dir, "pda.db"), { readonly: true });
     const { id } = db
