@@ -31,9 +31,10 @@ afterEach(() => {
 type Call = [tool: string, args: Record<string, unknown> | undefined, extra?: Partial<ToolCallRecord>];
 
 /** A finished session with one CODE step whose robot calls are `calls`, as the loop logs them. */
-function session(id: string, calls: Call[], server = "robot"): void {
+function session(id: string, calls: Call[], server = "robot", parent?: string): void {
   const now = new Date().toISOString();
-  store.startSession(newSession("move the robot", id, now));
+  const s = newSession("move the robot", id, now);
+  store.startSession(parent ? { ...s, parent_session_id: parent } : s);
   store.saveStep(id, {
     index: 0,
     description: "move",
@@ -115,6 +116,20 @@ describe("robot renders from the store", () => {
     const reset = await get("/robot/s-robot/1.png");
     expect(reset.status).toBe(200);
     expect(reset.body.equals(png.body)).toBe(false);
+  });
+
+  it("plays a sub-agent's calls in the episode its parent reset, on both sessions' pages", async () => {
+    session("s-parent", [RESET]);
+    session("s-child", [["move_to", { x: 0.1, y: 0.2, z: 0.2 }]], "robot", "s-parent");
+    // The child's step starts where the parent's reset left the scene and ends after its move.
+    const child = (await panel("s-child"))!;
+    expect(child.note).toBeNull();
+    expect((child.steps[0]!.before as { src: string }).src).toMatch(/^\/robot\/s-child\/1\.png/);
+    expect((child.steps[0]!.after as { src: string }).src).toMatch(/^\/robot\/s-child\/2\.png/);
+    expect((await get((child.steps[0]!.after as { src: string }).src)).status).toBe(200);
+    // The parent's step ran the sub-agent: its "after" includes the child's move.
+    const parent = (await panel("s-parent"))!;
+    expect((parent.steps[0]!.after as { src: string }).src).toMatch(/^\/robot\/s-parent\/2\.png/);
   });
 
   it("says why when the task is unknown or the calls were logged without arguments", async () => {
