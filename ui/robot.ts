@@ -202,9 +202,11 @@ export class RobotRenders {
       throw new RenderError(`no position ${pos}: the episode has ${ep.calls.length} calls`);
     const key = ep.prefix[pos]!;
     let p = this.players.get(id);
-    if (!p || p.at > pos || p.applied !== ep.prefix[p.at]) p = await this.fresh(id);
-    const cached = p.images.get(key);
+    // The images drawn so far stay good while the calls played are still the log's first ones.
+    if (p && p.applied !== ep.prefix[p.at]) p = undefined;
+    const cached = p?.images.get(key);
     if (cached) return { png: cached, immutable: v === key };
+    if (!p || p.at > pos) p = await this.fresh(id);
     while (p.at < pos) this.apply(p, ep.calls[p.at]!, p.at++);
     p.applied = ep.prefix[p.at]!;
     if (p.broken) throw new RenderError(p.broken);
