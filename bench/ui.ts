@@ -5,7 +5,9 @@
  * (timeline, plan diffs, highlighted code) in server time: opened for the first time (a different session each
  * request, so nothing the UI keeps helps) and again (a live page is rebuilt on each write), next to the store's
  * bare timeline read of the same sessions, interleaved in the same run. Prints JSON. Targets (issue #18): list
- * ≤ 100 ms at 100k sessions, a 50-step session's page ≤ 300 ms.
+ * ≤ 100 ms at 100k sessions, a 50-step session's page ≤ 300 ms. Then a robot session's renders: the CPU
+ * time of the first step's image (the simulator loaded, the episode played from its reset) and of each next
+ * step's (one motion played, one image drawn), against drawing the same scene alone.
  *
  *   node dist/bench/ui.js [--sessions 100000] [--runs 50]
  */
@@ -15,9 +17,11 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { HostGuard } from "../mcp_servers/index.js";
+import { newSession } from "../core/index.js";
 import { SessionStore, type BrowseOptions } from "../memory/index.js";
+import { RobotEnv } from "../mcp_servers/robot/index.js";
 import { simulateSession } from "../memory/tests/simulate.js";
-import { StaticFiles, createApp } from "../ui/index.js";
+import { RENDER_SIZE, RobotRenders, StaticFiles, createApp, type RobotPanel } from "../ui/index.js";
 
 const { values } = parseArgs({
   options: { sessions: { type: "string", default: "100000" }, runs: { type: "string", default: "50" } },
@@ -119,6 +123,55 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<{ p50_ms: number; 
   return { p50_ms: at(0.5), p95_ms: at(0.95) };
 }
 
+/** A finished robot session: a reset, then `steps` CODE steps of one move each (a square walked round). */
+function robotSession(store: SessionStore, steps: number): string {
+  const id = "robot-0";
+  const now = new Date().toISOString();
+  store.startSession(newSession("walk the gripper round a square", id, now));
+  for (let i = 0; i < steps; i++) {
+    store.saveStep(id, {
+      index: i,
+      description: `move ${i}`,
+      type: "CODE",
+      code: "await move_to({x, y, z})",
+      status: "completed",
+      attempts: 1,
+      plan_version: 1,
+    });
+    const calls: [string, Record<string, unknown>][] =
+      i === 0 ? [["reset", { task: "put_block_in_target", seed: 6 }]] : [];
+    const corner = [
+      [0.2, 0.2],
+      [-0.2, 0.2],
+      [-0.2, -0.2],
+      [0.2, -0.2],
+    ][i % 4]!;
+    calls.push(["move_to", { x: corner[0], y: corner[1], z: 0.25 }]);
+    calls.forEach(([tool, args], seq) =>
+      store.recordToolCall(id, i, {
+        server: "robot",
+        tool,
+        ok: true,
+        latency_ms: 1,
+        bytes: 1,
+        started_at: new Date().toISOString(),
+        seq,
+        state: "done",
+        args_json: JSON.stringify(args),
+      }),
+    );
+  }
+  store.finishSession({ ...store.getSession(id), status: "succeeded" });
+  return id;
+}
+
+const cpuMs = async (fn: () => Promise<unknown> | unknown) => {
+  const t = process.cpuUsage();
+  await fn();
+  const u = process.cpuUsage(t);
+  return (u.user + u.system) / 1000;
+};
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), "pda-bench-ui-"));
   const store = SessionStore.open(join(dir, "pda.db"));
@@ -202,7 +255,8 @@ async function main() {
       },
     };
 
-    const { app, feed } = createApp({ store, guard: new HostGuard(), files: new StaticFiles() });
+    const renders = new RobotRenders(store);
+    const { app, feed } = createApp({ store, guard: new HostGuard(), files: new StaticFiles(), renders });
     const get = (path: string) => async () => {
       const r = await app.request(path, { headers: { host: "127.0.0.1:4646" } });
       if (r.status !== 200) throw new Error(`${path}: ${r.status}`);
@@ -257,6 +311,28 @@ async function main() {
       const sorted = [...ms].sort((a, b) => a - b);
       return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3));
     };
+    // A robot session's renders, in CPU time (the machine is shared): each step's "after" image in page order.
+    const ROBOT_STEPS = 12;
+    const robot = robotSession(store, ROBOT_STEPS);
+    const panel = (await (
+      await app.request(`/api/sessions/${robot}`, { headers: { host: "127.0.0.1:4646" } })
+    ).json()) as {
+      robot: RobotPanel;
+    };
+    const afters = Array.from(
+      { length: ROBOT_STEPS },
+      (_, i) => (panel.robot.steps[i]!.after as { src: string }).src,
+    );
+    const renderMs: number[] = [];
+    for (const src of afters) renderMs.push(await cpuMs(get(src)));
+    const env = await RobotEnv.create();
+    env.reset("put_block_in_target", 6);
+    env.image("top", RENDER_SIZE);
+    const bareMs: number[] = [];
+    for (let i = 0; i < RUNS; i++) bareMs.push(await cpuMs(() => env.image("top", RENDER_SIZE)));
+    env.close();
+    renders.close();
+    const next = renderMs.slice(1);
     feed.stop();
     console.log(
       JSON.stringify(
@@ -279,6 +355,15 @@ async function main() {
             target_ms: 300,
           },
           list_target_ms: 100,
+          robot_renders: {
+            size_px: RENDER_SIZE,
+            steps: ROBOT_STEPS,
+            first_step_cpu_ms: Number(renderMs[0]!.toFixed(1)),
+            next_step_cpu_p50_ms: pct(next, 0.5),
+            next_step_cpu_p95_ms: pct(next, 0.95),
+            bare_image_cpu_p50_ms: pct(bareMs, 0.5),
+            ratio_next_step_to_bare_image_p50: Number((pct(next, 0.5) / pct(bareMs, 0.5)).toFixed(2)),
+          },
         },
         null,
         2,

@@ -14,6 +14,7 @@ import type { HostGuard } from "../mcp_servers/index.js";
 import type { Resumer } from "./answer.js";
 import { batchComparison, batchPage } from "./batch.js";
 import type { Replayer } from "./replay.js";
+import type { RobotRenders } from "./robot.js";
 import { ChangeFeed } from "./live.js";
 import type { StaticFiles } from "./static.js";
 import { sessionPage } from "./view.js";
@@ -28,6 +29,8 @@ export interface AppOptions {
   resumer?: Resumer;
   /** Replays sessions from their page; without it, replaying is refused (pda ui --replay sets it). */
   replayer?: Replayer;
+  /** Draws robot sessions' scenes before and after each step; without it, pages show no renders. */
+  renders?: RobotRenders;
   /** How often live pages check the store for changes (ms). */
   liveIntervalMs?: number;
 }
@@ -205,6 +208,21 @@ export function createApp(o: AppOptions): { app: Hono; feed: ChangeFeed } {
     const body: unknown = await c.req.json().catch(() => undefined);
     try {
       return c.json(o.replayer.start(c.req.param("id"), body), 202);
+    } catch (e) {
+      return failure(c, e);
+    }
+  });
+
+  // A robot session's scene after its first `pos` calls. The address's `v` names those calls, so an image
+  // whose `v` matches is final and cached for good; a stale `v` (a live session moved on) is not cached.
+  app.get("/robot/:id/:file", async (c) => {
+    const m = /^(\d+)\.png$/.exec(c.req.param("file"));
+    if (!m || !o.renders) return c.json({ error: `no such render: ${c.req.path}` }, 404);
+    try {
+      const { png, immutable } = await o.renders.image(c.req.param("id"), Number(m[1]), c.req.query("v"));
+      c.header("Content-Type", "image/png");
+      c.header("Cache-Control", immutable ? "private, max-age=31536000, immutable" : "no-store");
+      return c.body(new Uint8Array(png));
     } catch (e) {
       return failure(c, e);
     }

@@ -10,4 +10,5 @@ export {
 export { createApp, type AppOptions } from "./app.js";
 export { StaticFiles } from "./static.js";
 export { Resumer, AnswerRequest, type ResumeState } from "./answer.js";
+export { RobotRenders, RenderError, RENDER_SIZE, type RobotPanel, type RenderRef } from "./robot.js";
 export { Replayer, ReplayRequest, type ReplayState, type ReplayReport } from "./replay.js";

@@ -10,6 +10,7 @@ import type { SessionStore } from "../memory/index.js";
 import { Resumer } from "./answer.js";
 import { createApp } from "./app.js";
 import { Replayer } from "./replay.js";
+import { RobotRenders } from "./robot.js";
 import { StaticFiles } from "./static.js";
 
 export const DEFAULT_UI_PORT = 4646;
@@ -45,6 +46,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
   const port = o.port ?? DEFAULT_UI_PORT;
   const token = isLoopbackHost(host) ? undefined : randomBytes(24).toString("base64url");
   const replayer = o.allowReplay ? new Replayer({ store: o.store, config: o.config }) : undefined;
+  const renders = new RobotRenders(o.store);
   const { app, feed } = createApp({
     store: o.store,
     guard: new HostGuard([host].filter((h) => h !== "0.0.0.0" && h !== "::")),
@@ -52,6 +54,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
     token,
     resumer: new Resumer({ store: o.store, config: o.config }),
     replayer,
+    renders,
     liveIntervalMs: o.liveIntervalMs,
   });
   if (replayer) replayer.onEnd = () => feed.notify();
@@ -74,6 +77,7 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
     close: () =>
       new Promise<void>((resolve) => {
         feed.stop();
+        renders.close();
         server.close(() => resolve());
         // Live pages hold their event streams open; they reconnect to the next server.
         server.closeAllConnections();

@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import type { SessionListItem, SessionStore, Timeline, TimelineEvent } from "../memory/index.js";
 import type { ResumeState, Resumer } from "./answer.js";
 import type { ReplayState, Replayer } from "./replay.js";
+import type { RobotPanel, RobotRenders } from "./robot.js";
 
 /**
  * highlight.js is loaded without its type declarations: they pull in the DOM lib, whose fetch types then
@@ -47,6 +48,8 @@ export interface SessionPage {
   replay: ReplayState | null;
   /** Whether this server lets the page start a replay (pda ui --replay). */
   can_replay: boolean;
+  /** A robot session's renders before and after each step; null for a session that never used the robot. */
+  robot: RobotPanel | null;
   /** Changes whenever anything shown changes, so a live page re-renders only then. */
   version: string;
 }
@@ -98,6 +101,7 @@ export function planDiff(before: readonly string[], after: readonly string[]): D
 export interface PageJobs {
   resumer?: Resumer;
   replayer?: Replayer;
+  renders?: RobotRenders;
 }
 
 export function sessionPage(store: SessionStore, id: string, jobs: PageJobs = {}): SessionPage {
@@ -126,9 +130,10 @@ export function sessionPage(store: SessionStore, id: string, jobs: PageJobs = {}
       : null;
   const resume = jobs.resumer?.state(t.session.session_id) ?? null;
   const replay = jobs.replayer?.state(t.session.session_id) ?? null;
+  const robot = jobs.renders?.panel(t) ?? null;
   // A step is rewritten in place as it runs, so the version hashes everything rather than counting rows.
   const version = createHash("sha1")
-    .update(JSON.stringify([t, children, pending, resume, replay]))
+    .update(JSON.stringify([t, children, pending, resume, replay, robot]))
     .digest("base64url");
   return {
     session: t.session,
@@ -139,6 +144,7 @@ export function sessionPage(store: SessionStore, id: string, jobs: PageJobs = {}
     resume,
     replay,
     can_replay: jobs.replayer !== undefined,
+    robot,
     version,
   };
 }

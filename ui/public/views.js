@@ -564,6 +564,97 @@ function planCard(e) {
   );
 }
 
+/** A JSON text from the store, pretty-printed when it parses. */
+function jsonText(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * A call's row, and its arguments and result (kept since the store logs them) in a row under it that the
+ * tool's name unfolds.
+ */
+function callRows(c) {
+  const state = c.state && c.state !== "done" ? h("span", { class: "muted" }, ` · ${c.state}`) : null;
+  const hasDetail = c.args_json !== undefined || c.result_json !== undefined;
+  const detail = hasDetail
+    ? h(
+        "tr",
+        { class: "call-detail", hidden: true },
+        h(
+          "td",
+          { colspan: 5 },
+          c.args_json !== undefined
+            ? [h("div", { class: "label" }, "Arguments"), h("pre", { class: "value" }, jsonText(c.args_json))]
+            : null,
+          c.result_json !== undefined
+            ? [h("div", { class: "label" }, "Result"), h("pre", { class: "value" }, jsonText(c.result_json))]
+            : null,
+        ),
+      )
+    : null;
+  const tool = hasDetail
+    ? h(
+        "button",
+        {
+          class: "link call-toggle",
+          title: "arguments and result",
+          "aria-expanded": "false",
+          onclick: (ev) => {
+            detail.hidden = !detail.hidden;
+            ev.currentTarget.setAttribute("aria-expanded", String(!detail.hidden));
+          },
+        },
+        c.tool,
+      )
+    : c.tool;
+  return [
+    h(
+      "tr",
+      { class: c.ok ? "ok" : "bad" },
+      h("td", {}, c.server),
+      h("td", {}, tool, state),
+      h("td", {}, c.ok ? "ok" : `${c.error_kind ?? "error"}${c.error_message ? `: ${c.error_message}` : ""}`),
+      h("td", { class: "n" }, secs(c.latency_ms)),
+      h("td", { class: "n" }, num(c.bytes)),
+    ),
+    detail,
+  ];
+}
+
+/** One side of a robot step: the scene drawn from the logged calls (loaded when scrolled to), or why not. */
+function renderFigure(label, ref) {
+  const caption = h("figcaption", {}, label);
+  if (!ref.src) return h("figure", { class: "render none" }, caption, h("p", { class: "muted" }, ref.reason));
+  const img = h("img", {
+    src: ref.src,
+    alt: `the scene ${label.toLowerCase()} this step`,
+    loading: "lazy",
+    width: 480,
+    height: 399,
+  });
+  const figure = h("figure", { class: "render" }, caption, img);
+  // An image that cannot be made answers with JSON saying why: show that instead.
+  img.addEventListener("error", async () => {
+    let why = "the render could not be made";
+    try {
+      await getJson(ref.src);
+    } catch (e) {
+      why = e.message;
+    }
+    img.replaceWith(h("p", { class: "err" }, why));
+  });
+  return figure;
+}
+
+function robotRenders(r) {
+  if (!r) return null;
+  return h("div", { class: "renders" }, renderFigure("Before", r.before), renderFigure("After", r.after));
+}
+
 function toolTable(calls) {
   if (!calls.length) return null;
   return h(
@@ -578,29 +669,11 @@ function toolTable(calls) {
         ["Server", "Tool", "Result", "Latency", "Bytes"].map((t) => h("th", {}, t)),
       ),
     ),
-    h(
-      "tbody",
-      {},
-      calls.map((c) =>
-        h(
-          "tr",
-          { class: c.ok ? "ok" : "bad" },
-          h("td", {}, c.server),
-          h("td", {}, c.tool),
-          h(
-            "td",
-            {},
-            c.ok ? "ok" : `${c.error_kind ?? "error"}${c.error_message ? `: ${c.error_message}` : ""}`,
-          ),
-          h("td", { class: "n" }, secs(c.latency_ms)),
-          h("td", { class: "n" }, num(c.bytes)),
-        ),
-      ),
-    ),
+    h("tbody", {}, calls.map(callRows)),
   );
 }
 
-function stepCard(e, differsInReplay = false) {
+function stepCard(e, differsInReplay = false, renders = null) {
   const s = e.step;
   const r = s.execution_result;
   const err = s.error ?? r?.error;
@@ -633,6 +706,7 @@ function stepCard(e, differsInReplay = false) {
     ),
     h("p", { class: "desc" }, s.description),
     e.code_html ? highlighted(e.code_html) : null,
+    robotRenders(renders),
     s.conclusion
       ? h("div", { class: "conclusion" }, h("div", { class: "label" }, "Answer"), h("p", {}, s.conclusion))
       : null,
@@ -787,7 +861,7 @@ function renderSession(page, onReplay) {
       : e.kind === "plan"
         ? planCard(e)
         : e.kind === "step"
-          ? stepCard(e, differs.has(e.step.index))
+          ? stepCard(e, differs.has(e.step.index), page.robot?.steps[e.step.index])
           : e.kind === "llm"
             ? llmCard(e, id)
             : e.kind === "human"
@@ -843,6 +917,7 @@ function renderSession(page, onReplay) {
         : null,
       page.resume?.state === "failed" ? h("p", { class: "err" }, page.resume.message) : null,
       totals(page),
+      page.robot?.note ? h("p", { class: "reason robot-note" }, page.robot.note) : null,
       replayPanel(page, onReplay),
     ),
     children(page.children),

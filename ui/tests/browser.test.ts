@@ -217,12 +217,18 @@ describe.skipIf(!hasChromium)("pda ui in Chromium", () => {
     expect(await good.locator("pre.code .hljs-keyword").first().innerText()).toMatch(/const|await|return/);
     expect(await good.locator("pre.code").innerText()).toBe(MATH);
     expect(await good.locator(".result pre").innerText()).toBe("31");
-    const tools = await good.locator("table.tools tbody tr").allInnerTexts();
+    const tools = await good.locator("table.tools tbody tr:not(.call-detail)").allInnerTexts();
     expect(tools.map((t) => t.split("\t").slice(0, 3).join(" "))).toEqual([
       "math multiply ok",
       "math add ok",
       "math subtract ok",
     ]);
+    // A call's arguments and result unfold under its row.
+    const detail = good.locator("table.tools tr.call-detail").first();
+    expect(await detail.isVisible()).toBe(false);
+    await good.locator("table.tools button.call-toggle").first().click();
+    await detail.waitFor({ state: "visible" });
+    expect((await detail.innerText()).replace(/\s+/g, " ")).toMatch(/"a": 3, "b": 2 }.*Result 6/i);
 
     const firstModel = p.locator(".card.llm").first();
     expect(await firstModel.locator("header").innerText()).toMatch(/perception/);
