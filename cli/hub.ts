@@ -13,11 +13,14 @@ import { ToolError, defaultDbPath, type ToolInfo, type ToolListCache } from "../
 import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
 import { answerElicitations } from "./elicit.js";
+import { attachSampling } from "./sampling.js";
 
 interface HubCliOptions {
   config?: string;
   db?: string;
   hil?: string;
+  /** The model that answers servers' sampling requests (`pda call --model`). */
+  model?: string;
   verbose?: boolean;
 }
 
@@ -55,7 +58,10 @@ export function hubConfigFile(option?: string): string {
 }
 
 export const FORM_HELP =
-  "who answers a server's forms (elicitation): terminal, scripted:<file.yaml>, or policy:<name> (policy:defaults accepts a form's defaults; default: terminal on a TTY, else policy:fail)";
+  "who answers a server's forms (elicitation) and approves its sampling requests: terminal, scripted:<file.yaml>, or policy:<name> (policy:defaults accepts a form's defaults; default: terminal on a TTY, else policy:fail)";
+
+export const SAMPLING_MODEL_HELP =
+  "the model that answers a server's sampling requests, provider[:model] (default: models.yaml's sampling role, else its default model)";
 
 export async function withHub<T>(
   cmd: Command,
@@ -77,6 +83,7 @@ export async function withHub<T>(
     throw e;
   }
   answerElicitations(hub, human);
+  const sampling = attachSampling(hub, human, opts);
   // Ctrl-C must still end the servers this command started.
   const onSignal = () => void hub.close().finally(() => process.exit(130));
   process.once("SIGINT", onSignal);
@@ -87,6 +94,7 @@ export async function withHub<T>(
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await hub.close();
+    await sampling.close();
     store.close();
   }
 }

@@ -21,7 +21,7 @@ import {
 } from "../agent/index.js";
 import { configDir, configFile, loadProfile, type Profile } from "../config/index.js";
 import { hubConfigFile } from "./hub.js";
-import { StoreError, defaultDbPath, type ModelProvider } from "../core/index.js";
+import { StoreError, defaultDbPath, type ModelProvider, type SessionRecorder } from "../core/index.js";
 import { fileSystemMessage } from "./context.js";
 import { HUB_LOGGER } from "./trace.js";
 import { createChannel, toHumanInput, type HumanChannel } from "../hil/index.js";
@@ -90,6 +90,8 @@ export interface Runtime {
   team?: AgentTeam;
   /** OpenTelemetry export, when it is on: every loop's sessions are traced through it. */
   telemetry?: Telemetry;
+  /** What loops log to: the store, traced when OTel is on (for model calls made beside a loop: a judge's). */
+  recorder: SessionRecorder;
   /** A plain loop, or the profile's agent holding the conversation (sub-agents and handoffs with it). */
   loop(extra?: Partial<LoopDeps>): SessionDriver;
   close(): Promise<void>;
@@ -162,6 +164,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     human,
     team: team?.team,
     telemetry,
+    recorder,
     loop: (extra) => {
       const given = { ...base(), ...extra };
       given.services ??= codeServices(hub, given.memory);

@@ -3,7 +3,8 @@
  * by the session's model under the role "sampling" (models.yaml `roles.sampling`), after the person approves
  * as the server's `sampling` setting says (`ask` through --hil by default, `allow` for unattended runs, `deny`).
  * Each answer is a model call of the session that ran the tool: checked against its budgets first, its tokens
- * and cost added to the session, and logged as an llm_calls row with role "sampling".
+ * and cost added to the session, and logged as an llm_calls row with role "sampling". Outside a session
+ * (`pda call`, `pda exec`) the same model answers under the same approval rule, charged to no session.
  */
 import { z } from "zod";
 import type { CreateMessageRequest, CreateMessageResult } from "@modelcontextprotocol/client";
@@ -17,7 +18,9 @@ import {
   type TokenUsage,
 } from "../core/index.js";
 import { askOrDefer, type Answer, type ApprovalQuestion, type HumanChannel } from "../hil/index.js";
-import { ModelOutputError } from "../llm/index.js";
+import { dirname } from "node:path";
+import { configDir, configFile } from "../config/index.js";
+import { ModelOutputError, createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import { SAMPLING_REJECTED, type MultiMCP, type SamplingHandler } from "../mcp_servers/index.js";
 import { ProtocolError } from "@modelcontextprotocol/client";
 
@@ -55,10 +58,14 @@ export class SamplingLedger extends SpendLedger {
 
 export interface SamplingDeps {
   human: HumanChannel;
-  /** The provider that routes by role (models.yaml `roles.sampling`, else the default model). */
-  model: ModelProvider;
-  ledger: SamplingLedger;
-  recorder: Pick<SessionRecorder, "recordLlmCall" | "recordHumanInput">;
+  /**
+   * The provider that routes by role (models.yaml `roles.sampling`, else the default model), or a function
+   * making it on the first request (a command that never samples needs no model key).
+   */
+  model: ModelProvider | (() => ModelProvider);
+  /** The sessions a request is charged to; none outside a session (`pda call`, `pda exec`). */
+  ledger?: SamplingLedger;
+  recorder?: Pick<SessionRecorder, "recordLlmCall" | "recordHumanInput">;
   /** A question and its answer, for the session's human inputs. */
   onAnswer?: (sessionId: string, question: ApprovalQuestion, answer: Answer) => void;
 }
@@ -73,11 +80,10 @@ export function samplingHandler(deps: SamplingDeps): SamplingHandler {
   // Servers the person allowed for the rest of this process (allow_always).
   const allowed = new Set<string>();
   return async (server, request, { policy, signal }) => {
-    const account = deps.ledger.active();
-    if (!account)
+    const account = deps.ledger?.active();
+    if (deps.ledger && !account)
       throw refuse("sampling needs the one session that called the tool, and none (or several) is running");
-    const s = account.session;
-    const stop = account.stop();
+    const stop = account?.stop();
     if (stop) throw refuse(`sampling refused: the session ${stop.message}`);
     if (policy === "ask" && !allowed.has(server)) {
       const question: ApprovalQuestion = {
@@ -87,8 +93,12 @@ export function samplingHandler(deps: SamplingDeps): SamplingHandler {
         args: approvalArgs(request),
       };
       const answer = await askOrDefer(deps.human, question);
-      deps.onAnswer?.(s.session_id, question, answer);
-      if (answer.kind === "stop") throw refuse(`sampling not approved: ${answer.reason}`);
+      if (account) deps.onAnswer?.(account.session.session_id, question, answer);
+      if (answer.kind === "stop")
+        throw refuse(
+          `sampling not approved: ${answer.reason}; server "${server}" has sampling: ask (set sampling: allow ` +
+            `for it in the hub config to let it sample unattended)`,
+        );
       if (answer.choice === "deny") throw refuse("sampling not approved: the person denied it");
       if (answer.choice === "allow_always") allowed.add(server);
     }
@@ -132,18 +142,20 @@ function prompts(server: string, request: CreateMessageRequest["params"]) {
 
 async function sample(
   deps: SamplingDeps,
-  account: SpendAccount,
+  account: SpendAccount | undefined,
   server: string,
   request: CreateMessageRequest["params"],
   signal: AbortSignal,
 ): Promise<CreateMessageResult> {
-  const s = account.session;
+  const s = account?.session;
   const { system, prompt, images } = prompts(server, request);
   const startedAt = systemClock.iso();
   const t0 = systemClock.now();
-  const done = account.begin();
+  const done = account?.begin();
+  let model: ModelProvider | undefined;
   try {
-    const result = await deps.model.generate({
+    model = typeof deps.model === "function" ? deps.model() : deps.model;
+    const result = await model.generate({
       role: SAMPLING_ROLE,
       system,
       prompt,
@@ -152,22 +164,24 @@ async function sample(
       ...(images.length && { images }),
       signal,
     });
-    spend(s, result.attempts, result.usage, result.cost_usd);
-    deps.recorder.recordLlmCall(s.session_id, {
-      role: SAMPLING_ROLE,
-      provider: result.provider,
-      model: result.model,
-      ok: true,
-      input_tokens: result.usage.input_tokens,
-      output_tokens: result.usage.output_tokens,
-      latency_ms: result.latency_ms,
-      attempts: result.attempts,
-      cost_usd: result.cost_usd,
-      prompt: `${system}\n${prompt}`,
-      raw_response: result.raw,
-      value: result.value,
-      started_at: startedAt,
-    });
+    if (s) {
+      spend(s, result.attempts, result.usage, result.cost_usd);
+      deps.recorder?.recordLlmCall(s.session_id, {
+        role: SAMPLING_ROLE,
+        provider: result.provider,
+        model: result.model,
+        ok: true,
+        input_tokens: result.usage.input_tokens,
+        output_tokens: result.usage.output_tokens,
+        latency_ms: result.latency_ms,
+        attempts: result.attempts,
+        cost_usd: result.cost_usd,
+        prompt: `${system}\n${prompt}`,
+        raw_response: result.raw,
+        value: result.value,
+        started_at: startedAt,
+      });
+    }
     return {
       role: "assistant",
       content: { type: "text", text: result.value.text },
@@ -178,11 +192,12 @@ async function sample(
     // A reply that stayed invalid was still paid for, as in the loop's own calls.
     const paid = e instanceof ModelOutputError ? e : undefined;
     const usage = paid?.usage ?? { input_tokens: 0, output_tokens: 0 };
+    if (!s || !model) throw refuse(`sampling failed: ${errorMessage(e)}`);
     spend(s, paid?.attempts ?? 1, usage, paid?.cost_usd);
-    deps.recorder.recordLlmCall(s.session_id, {
+    deps.recorder?.recordLlmCall(s.session_id, {
       role: SAMPLING_ROLE,
-      provider: deps.model.provider,
-      model: deps.model.model,
+      provider: model.provider,
+      model: model.model,
       ok: false,
       input_tokens: usage.input_tokens,
       output_tokens: usage.output_tokens,
@@ -196,8 +211,29 @@ async function sample(
     });
     throw refuse(`sampling failed: ${errorMessage(e)}`);
   } finally {
-    done();
+    done?.();
   }
+}
+
+/**
+ * Sampling for a command that runs no session (`pda call`, `pda exec`): the model `--model` names (else
+ * models.yaml's choice; its `sampling` role applies), made on the first request, so a missing key is a
+ * refusal the server sees rather than a failed command. `close()` ends the model's client if one was made.
+ */
+export function attachSampling(
+  hub: MultiMCP,
+  human: HumanChannel,
+  opts: { config?: string; model?: string },
+): { close(): Promise<void> } {
+  let router: ModelRouter | undefined;
+  const model = () =>
+    (router ??= createModels({
+      model: opts.model,
+      config: loadModelsConfig(dirname(configFile(configDir(opts.config), "models.yaml"))),
+      roles: [SAMPLING_ROLE],
+    }));
+  answerSampling(hub, { human, model });
+  return { close: async () => router?.close() };
 }
 
 /** The session's usage, as the loop counts its own model calls (the budgets read it). */

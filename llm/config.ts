@@ -54,6 +54,11 @@ export const ModelFamily = z
     structured: z.enum(["strict", "json_schema", "json_object", "prompt"]).optional(),
     /** OpenAI-compatible: the name of the output cap in the request. */
     max_tokens_field: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+    /**
+     * OpenAI-compatible: the model takes images, so a tool's pictures go to it as image_url parts; without it
+     * the prompt names them only (Gemini models all take images; Anthropic ignores this).
+     */
+    multimodal: z.boolean().optional(),
     /** OpenAI reasoning models: reasoning_effort sent as is. */
     reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high"]).optional(),
     /** A temperature this family must be called with, whatever the role asks (Gemini 3: 1.0). */

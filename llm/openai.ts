@@ -9,6 +9,7 @@
 import type OpenAI from "openai";
 import type {
   ChatCompletion,
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
 } from "openai/resources/chat/completions";
 import { ModelError, type ModelErrorCode, type RawCompletion, type RawTurn } from "../core/index.js";
@@ -223,7 +224,7 @@ export function buildChatRequest(
     messages: [
       // Reasoning models take the system prompt as a developer message.
       { role: reasoning ? "developer" : "system", content: system },
-      { role: "user", content: turn.prompt },
+      { role: "user", content: userContent(turn, family) },
     ],
     ...(!reasoning && temperature !== undefined ? { temperature } : {}),
     ...(maxTokens ? { [capField]: maxTokens } : {}),
@@ -242,6 +243,27 @@ export function buildChatRequest(
     body.response_format = { type: "json_object" };
   }
   return { body, strict: effective === "strict" };
+}
+
+/**
+ * The user message: the prompt, then each picture as an image_url part (a data URL) when the model's family
+ * says it takes images; otherwise the prompt alone (its placeholders name the pictures) and a line saying they
+ * were not sent, never their base64 as text.
+ */
+function userContent(turn: RawTurn, family: ModelFamily | undefined): string | ChatCompletionContentPart[] {
+  const images = turn.images ?? [];
+  if (images.length === 0) return turn.prompt;
+  if (!family?.multimodal) {
+    const what = images.length === 1 ? "1 image goes" : `${images.length} images go`;
+    return `${turn.prompt}\n\n(${what} with this prompt but could not be sent: this model takes no images.)`;
+  }
+  return [
+    { type: "text", text: turn.prompt },
+    ...images.map((i): ChatCompletionContentPart => ({
+      type: "image_url",
+      image_url: { url: `data:${i.mimeType};base64,${i.data}` },
+    })),
+  ];
 }
 
 /** The reply of a strict call with the nulls of optional fields removed (left as is when not JSON). */

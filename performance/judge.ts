@@ -1,7 +1,9 @@
-/** The LLM judge of a batch query, its call logged with the session it judged. */
+/**
+ * The LLM judge of a batch query, its call logged with the session it judged (through the runtime's recorder,
+ * so OTel traces it live under the session's span).
+ */
 import { errorMessage, type Clock } from "../core/index.js";
-import type { ModelProvider } from "../core/index.js";
-import type { SessionStore } from "../memory/index.js";
+import type { ModelProvider, SessionRecorder } from "../core/index.js";
 import { judgeAnswer, matchExpected, type Verdict } from "./correct.js";
 import type { QueryItem } from "./schemas.js";
 
@@ -9,7 +11,12 @@ import type { QueryItem } from "./schemas.js";
 export async function judge(
   model: ModelProvider,
   q: { item: QueryItem; answer: string; sessionId: string },
-  ctx: { store: SessionStore; clock: Clock; tolerance?: number; signal?: AbortSignal },
+  ctx: {
+    recorder: Pick<SessionRecorder, "recordLlmCall">;
+    clock: Clock;
+    tolerance?: number;
+    signal?: AbortSignal;
+  },
 ): Promise<{ verdict: Verdict; tokens: number }> {
   const { item, answer, sessionId } = q;
   const startedAt = ctx.clock.iso();
@@ -21,7 +28,7 @@ export async function judge(
       ctx.signal,
     );
     const u = j.result.usage;
-    ctx.store.recordLlmCall(sessionId, {
+    ctx.recorder.recordLlmCall(sessionId, {
       role: "judge",
       provider: j.result.provider,
       model: j.result.model,
@@ -31,6 +38,7 @@ export async function judge(
       latency_ms: j.result.latency_ms,
       attempts: j.result.attempts,
       ...(j.result.finish_reason !== undefined && { finish_reason: j.result.finish_reason }),
+      ...(j.result.cost_usd !== undefined && { cost_usd: j.result.cost_usd }),
       prompt: j.prompt,
       raw_response: j.result.raw,
       value: j.verdict,
@@ -41,7 +49,7 @@ export async function judge(
       tokens: u.input_tokens + u.output_tokens,
     };
   } catch (e) {
-    ctx.store.recordLlmCall(sessionId, {
+    ctx.recorder.recordLlmCall(sessionId, {
       role: "judge",
       provider: model.provider,
       model: model.model,

@@ -5,7 +5,13 @@
  */
 import type { LoopDeps } from "../agent/index.js";
 import type { Profile } from "../config/index.js";
-import { PdaError, type AgentSession, type Clock, type ModelError } from "../core/index.js";
+import {
+  PdaError,
+  type AgentSession,
+  type Clock,
+  type ModelError,
+  type SessionRecorder,
+} from "../core/index.js";
 import type { ModelProvider } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { matchExpected, type Verdict } from "./correct.js";
@@ -21,6 +27,8 @@ import type { BatchDeps, BatchEvent, BatchModels, RetryOptions } from "./types.j
 /** What every query of a run shares. */
 export interface QueryContext {
   store: SessionStore;
+  /** Where the judge's call is logged: the store, or the runtime's traced recorder over it. */
+  recorder: Pick<SessionRecorder, "recordLlmCall">;
   models: BatchModels;
   /** The profile with the run's per-query budgets; its wall budget is replaced by `timeoutMs`. */
   profile: Profile;

@@ -43,6 +43,8 @@ export interface WorkerOptions {
 
 export interface WorkerDeps {
   store: SessionStore;
+  /** Where the judge's call is logged (default: the store). */
+  recorder?: BatchDeps["recorder"];
   loop: BatchDeps["loop"];
   /** The models and profile a job's setup names, as this worker's config resolves them; throws when it cannot. */
   setupFor(setup: JobSetup): { models: BatchModels; profile: Profile; fingerprint: JobSetup["fingerprint"] };
@@ -110,6 +112,7 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
     const human = deps.human(p.setup.hil);
     const ctx: QueryContext = {
       store: deps.store,
+      recorder: deps.recorder ?? deps.store,
       models: chosen.models,
       profile: queryProfile(chosen.profile, p.setup.budgets),
       loop: (extra) => deps.loop({ ...extra, human }),

@@ -45,6 +45,7 @@ export function queryContext(
       : NO_MEMORY;
   return {
     store: deps.store,
+    recorder: deps.recorder ?? deps.store,
     models: deps.models,
     profile: queryProfile(deps.profile, opts.budgets),
     loop: deps.loop,

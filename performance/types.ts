@@ -4,7 +4,7 @@
  */
 import type { LoopDeps, SessionDriver } from "../agent/index.js";
 import type { Budgets, Profile } from "../config/index.js";
-import type { Clock, PdaError } from "../core/index.js";
+import type { Clock, PdaError, SessionRecorder } from "../core/index.js";
 import type { ModelProvider } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import type { LimitedOptions } from "./limited-provider.js";
@@ -13,6 +13,11 @@ import type { BatchState, Invocation, ItemOutcome } from "./schemas.js";
 
 export interface BatchDeps {
   store: SessionStore;
+  /**
+   * Where the judge's model call is logged (default: the store): the runtime's recorder, so it is traced live
+   * like the loop's calls.
+   */
+  recorder?: Pick<SessionRecorder, "recordLlmCall">;
   /** The providers as created (their own transport retries should be off: the limiter retries). */
   models: BatchModels;
   profile: Profile;

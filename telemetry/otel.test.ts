@@ -350,16 +350,32 @@ describe("OpenTelemetry export", () => {
     expect(one(rx.spans, "pda.step CODE").attributes["pda.step.code"]).toBe("return await add(2, 3);");
   });
 
-  it("pda batch: the run is the parent span of its sessions; pda export --otel --batch sends it again", async () => {
+  it("pda batch --judge: the run is the parent span of its sessions, each judge's chat span live under its session; pda export --otel --batch sends it again", async () => {
     const input = join(cli.dir, "queries.csv");
     writeFileSync(input, "Query,Expected\nWhat is 2+3?,5\nAnd 2+3 again?,5\n");
     const out = join(cli.dir, "batch-out");
-    const r = await cli.pda(
-      ["batch", input, "--out", out, "--concurrency", "1", "--model", plainScript(2)],
-      undefined,
-      otelEnv(),
-    );
+    // The real Gemini client (priced in models.yaml) for every role; the judge's requests are the "other" ones.
+    const script = scriptedGeminiHandler({
+      perception: [1, 2].flatMap(() => [{ json: snap(false) }, { json: snap(true, "5") }]),
+      decision: [1, 2].map(() => ({ json: step("return await add(2, 3);", "add") })),
+      other: [1, 2].map(() => ({
+        json: { correct: true, reason: "5 is 2+3" },
+        usage: { input: 120, output: 30 },
+      })),
+    });
+    const gemini = await startFakeGemini({ handler: script.handler });
+    let r;
+    try {
+      r = await cli.pda(
+        ["batch", input, "--out", out, "--concurrency", "1", "--judge"],
+        undefined,
+        otelEnv({ GEMINI_API_KEY: "k", GEMINI_BASE_URL: gemini.url }),
+      );
+    } finally {
+      await gemini.close();
+    }
     expect(r.code, r.stderr).toBe(0);
+    expect(script.unconsumed()).toEqual({});
     await rx.until(() => named(rx.spans, "pda.batch").length === 1, "batch span");
     const batch = one(rx.spans, "pda.batch");
     expect(batch.parentSpanId).toBeUndefined();
@@ -369,6 +385,27 @@ describe("OpenTelemetry export", () => {
     expect(sessions).toHaveLength(2);
     for (const s of sessions) expect(s.parentSpanId).toBe(batch.spanId);
     expect(named(rx.spans, "execute_tool add")).toHaveLength(2);
+    // The judge's model call, sent as it happened (not only by export): a chat span under the session it judged.
+    const judges = rx.spans.filter((s) => s.attributes["pda.model.role"] === "judge");
+    expect(judges).toHaveLength(2);
+    const spans = byId(rx.spans);
+    for (const j of judges) {
+      const session = spans.get(j.parentSpanId!)!;
+      expect(session.name).toBe("invoke_agent batch");
+      expect(j.attributes["gen_ai.conversation.id"]).toBe(session.attributes["gen_ai.conversation.id"]);
+      expect(j.name).toBe("chat gemini-flash-latest");
+      expect(j.kind).toBe(3); // CLIENT
+      expect(j.attributes).toMatchObject({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "gemini",
+        "gen_ai.usage.input_tokens": 120,
+        "gen_ai.usage.output_tokens": 30,
+        "gen_ai.response.finish_reasons": ["STOP"],
+        // models.yaml: $0.5 in and $3 out per million tokens.
+        "pda.usage.cost_usd": expect.closeTo((120 * 0.5 + 30 * 3) / 1e6, 12),
+      });
+      expect(j.start).toBeGreaterThanOrEqual(session.start);
+    }
 
     rx.reset();
     const e = await cli.pda(["export", "--otel", "--batch", runId], undefined, otelEnv());
@@ -388,6 +425,11 @@ describe("OpenTelemetry export", () => {
     const exported = named(rx.spans, "invoke_agent batch");
     expect(exported).toHaveLength(2);
     for (const s of exported) expect(s.parentSpanId).toBe(again.spanId);
+    const exportedJudges = rx.spans.filter((s) => s.attributes["pda.model.role"] === "judge");
+    expect(exportedJudges.map((j) => byId(rx.spans).get(j.parentSpanId!)?.name)).toEqual([
+      "invoke_agent batch",
+      "invoke_agent batch",
+    ]);
   });
 
   it("the default protocol is http/protobuf: the team session, decoded with the official OTLP definitions, checks out as over http/json", async () => {
@@ -567,8 +609,9 @@ describe("OpenTelemetry export", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("5\n");
     const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
+    // Refused connections are retried: the export fails, or the flush at exit is given up on; said once.
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/exporting (spans|metrics) failed/);
+    expect(warnings[0]).toMatch(/exporting (spans|metrics) failed|did not take the last spans within 3 s/);
   });
 
   it("a collector answering 503, or never answering, changes nothing in the session and costs at most one warning", async () => {
@@ -585,14 +628,55 @@ describe("OpenTelemetry export", () => {
         // It was tried: the spans reached the collector, which failed them.
         expect(bad.raw.some((q) => q.path === "/v1/traces")).toBe(true);
         const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
-        // Failing answers are reported once; a collector that never answers is given up on at exit, quietly.
-        if (faults.status)
-          expect(warnings, r.stderr).toEqual([expect.stringMatching(/exporting (spans|metrics) failed/)]);
-        else expect(warnings.length, r.stderr).toBeLessThanOrEqual(1);
+        // Said once: an export that failed, or (503 is retried, a hanging one never answers) the flush at exit
+        // given up on.
+        expect(warnings, r.stderr).toEqual([
+          expect.stringMatching(
+            faults.status
+              ? /exporting (spans|metrics) failed|did not take the last spans within/
+              : /did not take the last spans within/,
+          ),
+        ]);
         expect(r.stderr.split("\n").filter((l) => l.trim() && !l.includes("OpenTelemetry"))).toEqual([]);
       } finally {
         await bad.close();
       }
+    }
+  });
+
+  it("a slow collector (it takes the spans and answers long after) changes nothing in the session, does not hold the process at exit, and costs one warning", async () => {
+    const slow = await startReceiver({ delayMs: 300_000 });
+    try {
+      const r = await cli.pda(["run", "--model", plainScript(), "What is 2+3?"], undefined, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: slow.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        // The exporter would wait for the answer as long as the collector takes: only the flush limit ends it.
+        OTEL_EXPORTER_OTLP_TIMEOUT: "600000",
+        OTEL_BSP_EXPORT_TIMEOUT: "600000",
+      });
+      // The process is gone while the collector still holds the spans it took, unanswered.
+      expect(slow.raw.some((q) => q.path === "/v1/traces")).toBe(true);
+      expect(slow.holding()).toBeGreaterThan(0);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/answer 5/);
+      const db = new Database(join(cli.dir, "pda.db"), { readonly: true });
+      try {
+        const row = db
+          .prepare("SELECT status, final_answer, finished_at FROM sessions WHERE id = ?")
+          .get(sessionOf(r.stdout)) as Record<string, unknown>;
+        expect(row).toMatchObject({
+          status: "succeeded",
+          final_answer: "5",
+          finished_at: expect.any(String),
+        });
+      } finally {
+        db.close();
+      }
+      const warnings = r.stderr.split("\n").filter((l) => l.includes("OpenTelemetry"));
+      expect(warnings, r.stderr).toEqual([expect.stringMatching(/did not take the last spans within 3 s/)]);
+      expect(r.stderr.split("\n").filter((l) => l.trim() && !l.includes("OpenTelemetry"))).toEqual([]);
+    } finally {
+      await slow.close();
     }
   });
 

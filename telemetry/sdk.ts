@@ -18,6 +18,7 @@ import {
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import { errorMessage } from "../core/index.js";
+import { exporterAgents, type ExporterAgents } from "./agents.js";
 import { exportBatch, exportStored } from "./export.js";
 import { askTimes, tracedRecorder, type Guard } from "./live.js";
 import type { OtelSettings, OtlpProtocol } from "./settings.js";
@@ -36,31 +37,43 @@ export interface StartOptions {
   warn?: (message: string) => void;
 }
 
-async function traceExporter(protocol: OtlpProtocol): Promise<SpanExporter> {
+async function traceExporter(protocol: OtlpProtocol, agents: ExporterAgents): Promise<SpanExporter> {
   if (protocol === "grpc")
     return new (await import("@opentelemetry/exporter-trace-otlp-grpc")).OTLPTraceExporter();
+  const http = { httpAgentOptions: agents.factory };
   if (protocol === "http/json")
-    return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter();
-  return new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter();
+    return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(http);
+  return new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter(http);
 }
 
-async function metricExporter(protocol: OtlpProtocol): Promise<PushMetricExporter> {
+async function metricExporter(protocol: OtlpProtocol, agents: ExporterAgents): Promise<PushMetricExporter> {
   if (protocol === "grpc")
     return new (await import("@opentelemetry/exporter-metrics-otlp-grpc")).OTLPMetricExporter();
+  const http = { httpAgentOptions: agents.factory };
   if (protocol === "http/json")
-    return new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter();
-  return new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter();
+    return new (await import("@opentelemetry/exporter-metrics-otlp-http")).OTLPMetricExporter(http);
+  return new (await import("@opentelemetry/exporter-metrics-otlp-proto")).OTLPMetricExporter(http);
 }
 
-/** A failed export (collector down, slow, or answering errors) is said once; the spans are dropped. */
+/**
+ * A collector in trouble (down, slow, or answering errors) is said once, whether an export failed or the last
+ * flush at exit ran out of time; the spans are dropped.
+ */
 function onceWarner(warn: (message: string) => void) {
   let warned = false;
-  return (what: string, result: ExportResult) => {
-    if (result.code === ExportResultCode.SUCCESS || warned) return;
+  const once = (message: string) => {
+    if (warned) return;
     warned = true;
-    warn(
-      `OpenTelemetry: exporting ${what} failed (${errorMessage(result.error ?? "unknown error")}); later failures are not shown`,
-    );
+    warn(message);
+  };
+  return {
+    once,
+    result(what: string, result: ExportResult) {
+      if (result.code === ExportResultCode.SUCCESS) return;
+      once(
+        `OpenTelemetry: exporting ${what} failed (${errorMessage(result.error ?? "unknown error")}); later failures are not shown`,
+      );
+    },
   };
 }
 
@@ -76,27 +89,28 @@ export async function startTelemetry(settings: OtelSettings, opts: StartOptions)
   const failed = onceWarner(warn);
   const res = resource();
 
-  const spans = settings.traces ? await traceExporter(settings.protocol) : undefined;
+  const agents = exporterAgents();
+  const spans = settings.traces ? await traceExporter(settings.protocol, agents) : undefined;
   const tracerProvider = new BasicTracerProvider({
     resource: res,
     spanProcessors: spans
       ? [
           new BatchSpanProcessor({
-            export: (s, done) => spans.export(s, (r) => (failed("spans", r), done(r))),
+            export: (s, done) => spans.export(s, (r) => (failed.result("spans", r), done(r))),
             shutdown: () => spans.shutdown(),
             forceFlush: () => spans.forceFlush?.() ?? Promise.resolve(),
           }),
         ]
       : [],
   });
-  const metrics = settings.metrics ? await metricExporter(settings.metricsProtocol) : undefined;
+  const metrics = settings.metrics ? await metricExporter(settings.metricsProtocol, agents) : undefined;
   const meterProvider = metrics
     ? new MeterProvider({
         resource: res,
         readers: [
           new PeriodicExportingMetricReader({
             exporter: {
-              export: (m, done) => metrics.export(m, (r) => (failed("metrics", r), done(r))),
+              export: (m, done) => metrics.export(m, (r) => (failed.result("metrics", r), done(r))),
               forceFlush: () => metrics.forceFlush(),
               shutdown: () => metrics.shutdown(),
               selectAggregationTemporality: metrics.selectAggregationTemporality?.bind(metrics),
@@ -137,9 +151,18 @@ export async function startTelemetry(settings: OtelSettings, opts: StartOptions)
       exportBatch(new SpanWriter(tracer, undefined, writerOptions), store, runId),
     async shutdown() {
       let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<void>((r) => (timer = setTimeout(r, FLUSH_LIMIT_MS)));
-      await Promise.race([Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]), limit]);
+      const limit = new Promise<false>((r) => (timer = setTimeout(() => r(false), FLUSH_LIMIT_MS)));
+      const flushed = await Promise.race([
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]).then(() => true),
+        limit,
+      ]);
       clearTimeout(timer);
+      if (flushed) return;
+      failed.once(
+        `OpenTelemetry: the collector did not take the last spans within ${FLUSH_LIMIT_MS / 1000} s; they are dropped`,
+      );
+      // What the collector still holds must not hold the process beyond the limit.
+      agents.cut();
     },
   };
 }

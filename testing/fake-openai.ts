@@ -12,17 +12,27 @@ export interface FakeOpenAIRequest {
   model: string;
   body: {
     model?: string;
-    messages?: Array<{ role: string; content: string }>;
+    messages?: Array<{ role: string; content: string | FakeOpenAIContentPart[] }>;
     response_format?: { type: string; json_schema?: { name?: string; schema?: Record<string, unknown> } };
     [k: string]: unknown;
   };
   systemText: string;
+  /** The text of the user messages (their text parts, for a message of parts). */
   userText: string;
+  /** The image_url parts' URLs of the user messages, in order. */
+  images: string[];
   /** "json_schema" | "json_object" | undefined */
   responseFormat?: string;
   n: number;
   headers: Record<string, string | string[] | undefined>;
 }
+
+/** A part of a message's content array: text, or a picture (a data: or https: URL). */
+export type FakeOpenAIContentPart =
+  { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
+
+const textOf = (content: string | FakeOpenAIContentPart[]) =>
+  typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
 
 export type FakeOpenAIReply = { delayMs?: number } & (
   | { json: unknown; usage?: { input?: number; output?: number }; finishReason?: string }
@@ -76,12 +86,16 @@ export async function startFakeOpenAI(options: {
       body,
       systemText: messages
         .filter((m) => m.role === "system" || m.role === "developer")
-        .map((m) => m.content)
+        .map((m) => textOf(m.content))
         .join("\n"),
       userText: messages
         .filter((m) => m.role === "user")
-        .map((m) => m.content)
+        .map((m) => textOf(m.content))
         .join("\n"),
+      images: messages
+        .filter((m) => m.role === "user" && typeof m.content !== "string")
+        .flatMap((m) => m.content as FakeOpenAIContentPart[])
+        .flatMap((p) => (p.type === "image_url" ? [p.image_url.url] : [])),
       responseFormat: body.response_format?.type,
       n: requests.length + 1,
       headers: req.headers,

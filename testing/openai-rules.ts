@@ -12,6 +12,8 @@ export function openAIRequestProblem(body: Record<string, unknown>): string | un
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return "Invalid value for 'messages': expected a non-empty array.";
   }
+  const bad = badImage(body.messages as Array<{ content?: unknown }>);
+  if (bad) return bad;
   if (REASONING.test(model)) {
     if ("max_tokens" in body) {
       return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.";
@@ -74,6 +76,22 @@ function strictProblem(name: string, s: unknown, context: string): string | unde
     for (const b of list) {
       const p = strictProblem(name, b, context);
       if (p) return p;
+    }
+  }
+  return undefined;
+}
+
+/** An image_url part must hold an https: URL or a base64 data URL of an image. */
+function badImage(messages: Array<{ content?: unknown }>): string | undefined {
+  for (const [i, m] of messages.entries()) {
+    if (!Array.isArray(m.content)) continue;
+    for (const [j, part] of (
+      m.content as Array<{ type?: string; image_url?: { url?: unknown } }>
+    ).entries()) {
+      if (part.type !== "image_url") continue;
+      const url = String(part.image_url?.url ?? "");
+      if (!/^(https?:\/\/|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/]+=*$)/.test(url))
+        return `Invalid 'messages[${i}].content[${j}].image_url.url'. Expected a base64-encoded data URL with an image MIME type (e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got a value that is not.`;
     }
   }
   return undefined;

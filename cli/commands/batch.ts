@@ -221,7 +221,7 @@ async function runHere(options: BatchOptions, o: BatchCliOptions, router: ModelR
           onEvent?.(e);
         },
       },
-      { store: rt.store, models, profile: rt.profile, loop: rt.loop },
+      { store: rt.store, recorder: rt.recorder, models, profile: rt.profile, loop: rt.loop },
     );
     rt.telemetry?.batchEnd(r.status);
     return r;

@@ -5,7 +5,7 @@ import { ConfigError, ToolError } from "../../core/index.js";
 import { runCommand } from "../context.js";
 import { parseDurationMs } from "../duration.js";
 import { printJsonError } from "../json-error.js";
-import { FORM_HELP, exitCodeFor, terminalJson, withHub } from "../hub.js";
+import { FORM_HELP, SAMPLING_MODEL_HELP, exitCodeFor, terminalJson, withHub } from "../hub.js";
 
 export function register(program: Command): void {
   program
@@ -16,6 +16,7 @@ export function register(program: Command): void {
     .argument("<tool>", "server.tool (or a tool name unique across servers)")
     .argument("[json]", "the arguments as a JSON object", "{}")
     .option("--hil <channel>", FORM_HELP)
+    .option("--model <spec>", SAMPLING_MODEL_HELP)
     .option("--json", "a failed call as {error: {code, message, exit_code}} (the result is JSON already)")
     .option("--timeout <duration>", "per-call timeout: 30s, 2m, 500ms or plain milliseconds")
     .action((tool: string, json: string, opts: { timeout?: string }, cmd: Command) =>

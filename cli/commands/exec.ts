@@ -15,7 +15,8 @@ import { runCommand } from "../context.js";
 import { parseDurationMs } from "../duration.js";
 import { answerElicitations } from "../elicit.js";
 import { hubNamespaces } from "../services.js";
-import { FORM_HELP, hubConfigFile } from "../hub.js";
+import { FORM_HELP, SAMPLING_MODEL_HELP, hubConfigFile } from "../hub.js";
+import { attachSampling } from "../sampling.js";
 
 interface ExecOptions {
   profile?: string;
@@ -24,6 +25,7 @@ interface ExecOptions {
   timeoutMs?: string;
   config?: string;
   hil?: string;
+  model?: string;
 }
 
 /** Checked inside the command (not as a commander parser) so bad values exit 2 like other usage errors. */
@@ -59,6 +61,7 @@ export function register(program: Command): void {
     .addOption(new Option("--timeout-ms <ms>", "the old name of --timeout").hideHelp())
     .option("--hil <channel>", FORM_HELP)
     .option("--json", "errors as JSON objects too (the result is always JSON)")
+    .option("--model <spec>", SAMPLING_MODEL_HELP)
     .action((file: string, _opts: ExecOptions, cmd: Command) =>
       runCommand(async () => {
         const opts = cmd.optsWithGlobals() as ExecOptions;
@@ -79,6 +82,7 @@ export function register(program: Command): void {
         const human = createChannel(opts.hil, {});
         const hub = await MultiMCP.start(hubConfigFile(opts.config));
         answerElicitations(hub, human);
+        const sampling = attachSampling(hub, human, opts);
         const controller = new AbortController();
         // The first Ctrl-C cancels the step (its result is still printed); servers are closed below.
         const onSignal = () => controller.abort();
@@ -101,6 +105,7 @@ export function register(program: Command): void {
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
           await hub.close();
+          await sampling.close();
         }
       }),
     );

@@ -70,7 +70,13 @@ async function work(o: WorkerCliOptions): Promise<void> {
         signal: stop.signal,
         onEvent: (e) => (o.json ? reportJson(e) : report(e, o.queue, !!o.verbose)),
       },
-      { store: rt.store, loop: rt.loop, setupFor: setups.setupFor, human: setups.human },
+      {
+        store: rt.store,
+        recorder: rt.recorder,
+        loop: rt.loop,
+        setupFor: setups.setupFor,
+        human: setups.human,
+      },
     );
   } finally {
     stop.dispose();

@@ -33,6 +33,8 @@ export interface Receiver {
   grpcUrl: string;
   spans: ReceivedSpan[];
   metrics: string[];
+  /** HTTP requests taken that the collector has not answered yet (a slow or hanging one holds them). */
+  holding(): number;
   /** Every HTTP request: path, content type, headers and body. */
   raw: Array<{ path: string; contentType: string; headers: IncomingMessage["headers"]; body: Buffer }>;
   /** Waits (polling, up to a generous deadline) until `ok()` holds; throws naming what was received. */
@@ -95,14 +97,18 @@ async function body(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-/** A collector in trouble: every HTTP request answered with `status` (e.g. 503), or never answered (`hang`). */
+/**
+ * A collector in trouble: every HTTP request answered with `status` (e.g. 503), never answered (`hang`), or
+ * taken and answered (with success) only `delayMs` later, or when the receiver closes, whichever is first.
+ */
 export interface ReceiverFaults {
   status?: number;
   hang?: boolean;
+  delayMs?: number;
 }
 
 export async function startReceiver(faults: ReceiverFaults = {}): Promise<Receiver> {
-  const r: Omit<Receiver, "url" | "grpcUrl" | "close"> = {
+  const r: Omit<Receiver, "url" | "grpcUrl" | "close" | "holding"> = {
     spans: [],
     metrics: [],
     raw: [],
@@ -152,11 +158,23 @@ export async function startReceiver(faults: ReceiverFaults = {}): Promise<Receiv
       for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) r.metrics.push(m.name);
   };
 
+  let holding = 0;
+  const held = new Set<() => void>();
   const server = createServer((req, res) => {
-    void body(req).then((b) => {
+    void body(req).then(async (b) => {
       const contentType = req.headers["content-type"] ?? "";
       r.raw.push({ path: req.url ?? "", contentType, headers: req.headers, body: b });
+      holding += 1;
       if (faults.hang) return;
+      if (faults.delayMs) {
+        await new Promise<void>((wake) => {
+          const early = () => (clearTimeout(timer), held.delete(early), wake());
+          const timer = setTimeout(early, faults.delayMs);
+          held.add(early);
+        });
+      }
+      holding -= 1;
+      if (res.destroyed) return; // the exporter gave up on it (or its process is gone)
       if (faults.status) {
         res.writeHead(faults.status, { "content-type": "text/plain" });
         res.end("collector in trouble");
@@ -206,7 +224,9 @@ export async function startReceiver(faults: ReceiverFaults = {}): Promise<Receiv
     ...r,
     url: `http://127.0.0.1:${port}`,
     grpcUrl: `http://127.0.0.1:${grpcPort}`,
+    holding: () => holding,
     close: async () => {
+      for (const wake of held) wake();
       rpc.forceShutdown();
       server.closeAllConnections(); // a hanging collector's requests too
       await new Promise<void>((res) => server.close(() => res()));

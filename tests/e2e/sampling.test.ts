@@ -1,7 +1,8 @@
 /**
- * MCP sampling through `pda run`: a real stdio server's tool asks pda's model (`sampling/createMessage`); the
- * scripted model answers under role "sampling" once the person (a scripted --hil) approves; the call is an
- * llm_calls row of the session and counts in its usage. Refused without approval, or when the budget is spent.
+ * MCP sampling through `pda run`, `pda call` and `pda exec`: a real stdio server's tool asks pda's model
+ * (`sampling/createMessage`); the scripted model answers under role "sampling" once the person (a scripted
+ * --hil) approves; in a session the call is an llm_calls row and counts in its usage. Refused without approval,
+ * or when the budget is spent.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -201,4 +202,53 @@ it("`sampling: allow` answers unattended runs without asking; a spent model-call
   expect(ok.status).toBe("succeeded");
   const asked = rows("SELECT kind FROM human_inputs WHERE session_id = ?", ok.session_id);
   expect(asked).toEqual([]);
+});
+
+/** `pda <args>` against the config folder, without a terminal; exit code, stdout and stderr. */
+function pda(
+  configDir: string,
+  args: string[],
+  stdin?: string,
+): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(PACKAGE_ROOT, "dist/main.js"), "--config", configDir, "--db", join(dir, "pda.db"), ...args],
+      { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 },
+      (e, out, err) => resolve({ code: e ? ((e as { code?: number }).code ?? 1) : 0, out, err }),
+    );
+    child.stdin?.end(stdin ?? "");
+  });
+}
+
+const QUESTION = '{"question": "What is the capital of France?"}';
+
+it("pda call: a server's sampling request is answered by --model once the person approves", async () => {
+  const model = `scripted:${file("model", { sampling: [{ text: "Paris is the capital of France." }] })}`;
+  const hil = `scripted:${file("hil", { approval: [{ choice: "allow_once", expect: "sampling/createMessage" }] })}`;
+  const r = await pda(dir, ["call", "asker.ask_model", QUESTION, "--model", model, "--hil", hil]);
+  expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
+  expect(JSON.parse(r.out)).toEqual({ answer: "Paris is the capital of France.", model: expect.any(String) });
+});
+
+it("pda call: with sampling: ask and no person to approve, the server is refused with the reason and the model is not called", async () => {
+  // No reply for the model: were it called, its empty script would fail the call with another message.
+  const model = `scripted:${file("model", { sampling: [] })}`;
+  const r = await pda(dir, ["call", "asker.ask_model", QUESTION, "--model", model]);
+  expect(r.code).toBe(1);
+  expect(r.err).toContain("sampling not approved: no person to answer (policy:fail)");
+  expect(r.err).toContain('server "asker" has sampling: ask');
+  expect(r.err).not.toContain("no more");
+});
+
+it("pda exec: a server with sampling: allow is answered unattended by --model", async () => {
+  const allowDir = mkdtempSync(join(dir, "exec-allow-"));
+  config(allowDir, "allow");
+  const model = `scripted:${file("model", { sampling: [{ text: "Paris." }] })}`;
+  const r = await pda(allowDir, ["exec", "-", "--model", model], ASK);
+  expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
+  expect(JSON.parse(r.out)).toMatchObject({
+    ok: true,
+    value: { answer: "Paris.", model: expect.any(String) },
+  });
 });
