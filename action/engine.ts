@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
-import { distPath, errorMessage } from "../core/index.js";
+import { TOOL_ERROR_CODES, distPath, errorMessage } from "../core/index.js";
 import { BELL, FLAG_WORDS, STOP, Stop, type HostMessage, type WorkerMessage } from "./protocol.js";
 import type { WorkerData } from "./worker.js";
 
@@ -99,6 +99,7 @@ class WorkerEngine implements Engine {
       maxPages,
       flag: this.flag.buffer as SharedArrayBuffer,
       port: port2,
+      toolErrorCodes: TOOL_ERROR_CODES,
     };
     // Built from dist/ as every part of pda that runs as its own file (Node cannot load the .ts sources).
     this.worker = new Worker(distPath("action/worker.js"), {

@@ -3,7 +3,9 @@
  * and the line and column in the model's own code (the wrapper's first line is not counted).
  */
 import { distance } from "fastest-levenshtein";
-import { isToolErrorCode, type StepError } from "../core/index.js";
+// Types only: this file runs in the sandbox's worker threads too, where loading core/ (zod and every
+// schema) would cost each thread more than its QuickJS engine does.
+import type { StepError, ToolErrorCode } from "../core/index.js";
 
 /** The step's code is compiled as the body of `(async function () {\n<code>\n})`: one line before it. */
 export const CODE_FILE = "step.js";
@@ -74,10 +76,11 @@ export function thrownError(
   info: ThrownInfo,
   lineCount: number,
   knownNames: () => Iterable<string>,
+  isToolCode: (code: unknown) => code is ToolErrorCode,
 ): StepError {
   if (info.toolError) {
     // A ToolError the code built itself may carry any code; only ToolError's own codes pass through.
-    const code = isToolErrorCode(info.code) ? info.code : "TOOL_ERROR";
+    const code = isToolCode(info.code) ? info.code : "TOOL_ERROR";
     return { code, message: info.message, ...(info.tool && { tool: info.tool }) };
   }
   const loc = codeLocation(info.stack, lineCount);

@@ -12,6 +12,7 @@ import type { SandboxLimits } from "../config/index.js";
 import {
   ToolError,
   errorMessage,
+  isToolErrorCode,
   jsNames,
   type ExecutionResult,
   type JsNames,
@@ -672,7 +673,11 @@ class StepRun {
     } catch {
       info = { name: "Error", message: "the step failed with an error that could not be read" };
     }
-    return { ok: false, error: thrownError(info, this.lineCount, () => this.knownNames()), ...base };
+    return {
+      ok: false,
+      error: thrownError(info, this.lineCount, () => this.knownNames(), isToolErrorCode),
+      ...base,
+    };
   }
 
   private tooLarge(size: number): StepError {

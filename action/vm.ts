@@ -11,7 +11,7 @@ import type {
   QuickJSRuntime,
   QuickJSWASMModule,
 } from "quickjs-emscripten-core";
-import type { StepError } from "../core/index.js";
+import type { StepError, ToolErrorCode } from "../core/index.js";
 import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
 import { FastLane } from "./fast.js";
 import { PRELUDE, PRELUDE_COLD, PRELUDE_FILE } from "./prelude.js";
@@ -42,6 +42,8 @@ export interface VmEngine {
   readonly maxPages: number;
   /** Set when a native (V8) stack overflow unwound through the engine mid-operation: never reuse it. */
   poisoned: boolean;
+  /** core's isToolErrorCode, from the list the host sent (the thread does not load core/). */
+  isToolCode(code: unknown): code is ToolErrorCode;
 }
 
 /** A thrown value's message. Not core's errorMessage: loading core/ would double the thread's start time. */
@@ -334,7 +336,7 @@ export class StepVm {
           : this.timeoutError();
       return;
     }
-    this.fatal = thrownError(info, this.lineCount, () => this.start.names);
+    this.fatal = thrownError(info, this.lineCount, () => this.start.names, this.engine.isToolCode);
   }
 
   /** name/message/stack of a sandbox error value without running sandbox code (no getters, no toString). */

@@ -11,6 +11,7 @@ import {
   newVariant,
   type QuickJSSyncVariant,
 } from "quickjs-emscripten-core";
+import type { ToolErrorCode } from "../core/index.js";
 import { StepVm, waitForHost, type VmEngine } from "./vm.js";
 
 // The package's types describe its CommonJS build; under ESM its default export is the variant itself.
@@ -28,11 +29,14 @@ export interface WorkerData {
   maxPages: number;
   flag: SharedArrayBuffer;
   port: MessagePort;
+  /** core's TOOL_ERROR_CODES: a ToolError the step's code throws keeps its code only if it is one of them. */
+  toolErrorCodes: readonly string[];
 }
 
 const data = workerData as WorkerData;
 const flag = new Int32Array(data.flag);
 const port = data.port;
+const toolCodes = new Set(data.toolErrorCodes);
 
 const memory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.maxPages });
 const variant = newVariant(releaseSync, { wasmModule: data.wasm as never, wasmMemory: memory as never });
@@ -40,6 +44,7 @@ const engine: VmEngine = {
   module: await newQuickJSWASMModuleFromVariant(variant),
   maxPages: data.maxPages,
   poisoned: false,
+  isToolCode: (code): code is ToolErrorCode => typeof code === "string" && toolCodes.has(code),
 };
 port.postMessage({ t: "ready", memoryBytes: memory.buffer.byteLength });
 

@@ -33,7 +33,7 @@ import { distPath } from "../core/index.js";
 import { DEFAULT_RETRY, createProvider } from "../llm/index.js";
 import { MultiMCP, loadHubConfig } from "../mcp_servers/index.js";
 import { SessionStore } from "../memory/index.js";
-import { runBatch } from "../performance/index.js";
+import { BATCH_GROUP_COMMIT_MS, runBatch } from "../performance/index.js";
 import { fakeAgent } from "../performance/testing/fake-agent.js";
 import { startFakeGemini } from "../testing/index.js";
 
@@ -213,7 +213,8 @@ async function main() {
         JSON.stringify({ query: `What is ${i + 1} + ${2 * i}?`, expected: String(3 * i + 1) }),
       ).join("\n"),
     );
-    const store = SessionStore.open(join(dir, `${name}.db`));
+    // As `pda batch` opens it.
+    const store = SessionStore.open(join(dir, `${name}.db`), { groupCommitMs: BATCH_GROUP_COMMIT_MS });
     try {
       const engines0 = enginesCreated();
       const servers0 = serverCpu(server.pid);

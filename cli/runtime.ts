@@ -61,10 +61,14 @@ export function dbPath(opts: GlobalOptions): string {
 }
 
 /** The session store; `redact`: the profile's extra redaction patterns (they matter to writers only). */
-export function openStore(opts: GlobalOptions, redact?: string[]): SessionStore {
+export function openStore(
+  opts: GlobalOptions,
+  redact?: string[],
+  more: { groupCommitMs?: number } = {},
+): SessionStore {
   const path = dbPath(opts);
   try {
-    return SessionStore.open(path, { redact });
+    return SessionStore.open(path, { redact, ...more });
   } catch (e) {
     const fs = fileSystemMessage(e);
     if (fs) throw new StoreError("STORE_NOT_FOUND", `session store ${path}: ${fs}`, { cause: e });
@@ -102,6 +106,8 @@ export interface RuntimeOverrides {
   models?: Runtime["models"];
   /** Models per agent session of a team, over agents.yaml's (replay plays each session its own outputs). */
   modelFor?: TeamOptions["modelFor"];
+  /** The store's group-commit window (memory's SessionStoreOptions): batch runs and queue workers set it. */
+  groupCommitMs?: number;
 }
 
 export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -119,7 +125,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
   const human = createChannel(opts.hil, {
     terminal: { timeoutMs: profile.hil.timeout_ms, onTimeout: profile.hil.on_timeout },
   });
-  const store = openStore(opts, profile.redact);
+  const store = openStore(opts, profile.redact, { groupCommitMs: overrides.groupCommitMs });
   const telemetry = await openTelemetry({
     flag: opts.otel,
     profile: profile.otel,

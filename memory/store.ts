@@ -47,6 +47,7 @@ import type {
   ToolStatsOptions,
 } from "./schemas.js";
 import { ownSelf } from "./liveness.js";
+import { GroupCommit } from "./group-commit.js";
 import { storePrompt } from "./prompts.js";
 import { searchMemory } from "./search.js";
 import { toolListCache } from "./tool-lists.js";
@@ -62,6 +63,11 @@ export interface SessionStoreOptions extends OpenDbOptions {
   env?: NodeJS.ProcessEnv;
   limits?: Partial<SanitizeLimits>;
   clock?: Clock;
+  /**
+   * Group commit (group-commit.ts): the session writes of this many milliseconds share one transaction, so a
+   * crash loses at most that window's writes. For batch runs and queue workers; off (one per write) otherwise.
+   */
+  groupCommitMs?: number;
 }
 
 const UPSERT_SESSION = `
@@ -147,6 +153,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   private readonly written = new Map<string, Map<string, string>>();
   /** This process, as the owner its sessions' rows name (liveness.ts tells when it has died). */
   private readonly owner = ownSelf();
+  private group?: GroupCommit;
 
   private constructor(
     /** The open connection, for tests and tools that need raw SQL. */
@@ -164,7 +171,21 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     const secrets = collectSecrets(options.env ?? process.env, options.secrets ?? []);
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     const rules = [...BUILTIN_RULES, ...extraRules(options.redact ?? [])];
-    return new SessionStore(db, path, new Sanitizer(secrets, limits, rules), options.clock ?? systemClock);
+    const store = new SessionStore(
+      db,
+      path,
+      new Sanitizer(secrets, limits, rules),
+      options.clock ?? systemClock,
+    );
+    if (options.groupCommitMs && options.groupCommitMs > 0) {
+      store.group = new GroupCommit(db, options.groupCommitMs, (e) => {
+        store.written.clear();
+        return new StoreError("STORE_WRITE_FAILED", `committing the session writes failed: ${e.message}`, {
+          cause: e,
+        });
+      });
+    }
+    return store;
   }
 
   /** A text with every secret this store knows of redacted (for what is written beside it: batch CSVs). */
@@ -173,7 +194,17 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.group?.flush();
+    } finally {
+      this.db.close();
+    }
+  }
+
+  /** Commit the open group-commit window now (a no-op without group commit). */
+  flush(): void {
+    this.group?.flush();
   }
 
   // ---- SessionRecorder: synchronous, committed on return ----
@@ -240,26 +271,30 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   // ---- ToolJournal: the durable-step log ----
 
   intent(sessionId: string, stepIndex: number, i: ToolIntent): void {
-    this.write("intent", sessionId, () =>
-      stmt(this.db, INSERT_TOOL_CALL).run({
-        session_id: sessionId,
-        step_index: stepIndex,
-        seq: i.seq,
-        server: this.clean.text(i.server),
-        tool: this.clean.text(i.tool),
-        ok: 0,
-        error_kind: null,
-        error_message: null,
-        latency_ms: 0,
-        bytes: 0,
-        started_at: i.started_at,
-        state: "sent",
-        args_sha: i.args_sha,
-        args_json: this.clean.text(i.args_json),
-        result_json: null,
-        decided_by: null,
-        ord: this.nextOrd(),
-      }),
+    this.write(
+      "intent",
+      sessionId,
+      () =>
+        stmt(this.db, INSERT_TOOL_CALL).run({
+          session_id: sessionId,
+          step_index: stepIndex,
+          seq: i.seq,
+          server: this.clean.text(i.server),
+          tool: this.clean.text(i.tool),
+          ok: 0,
+          error_kind: null,
+          error_message: null,
+          latency_ms: 0,
+          bytes: 0,
+          started_at: i.started_at,
+          state: "sent",
+          args_sha: i.args_sha,
+          args_json: this.clean.text(i.args_json),
+          result_json: null,
+          decided_by: null,
+          ord: this.nextOrd(),
+        }),
+      true,
     );
   }
 
@@ -281,14 +316,19 @@ export class SessionStore implements SessionRecorder, ToolJournal {
 
   markInDoubt(sessionId: string): number {
     let n = 0;
-    this.write("markInDoubt", sessionId, () => {
-      n = stmt(
-        this.db,
-        `UPDATE tool_calls SET state = 'in_doubt', error_kind = 'IN_DOUBT',
+    this.write(
+      "markInDoubt",
+      sessionId,
+      () => {
+        n = stmt(
+          this.db,
+          `UPDATE tool_calls SET state = 'in_doubt', error_kind = 'IN_DOUBT',
           error_message = 'sent by a process that ended before the call did: it may or may not have happened'
           WHERE session_id = ? AND state = 'sent'`,
-      ).run(sessionId).changes;
-    });
+        ).run(sessionId).changes;
+      },
+      true,
+    );
     return n;
   }
 
@@ -328,7 +368,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   recordHumanInput(sessionId: string, input: HumanInput): void {
-    this.write("recordHumanInput", sessionId, () => this.insertHumanInput(sessionId, input));
+    this.write("recordHumanInput", sessionId, () => this.insertHumanInput(sessionId, input), true);
   }
 
   recordServerLog(sessionId: string | null, entry: ServerLogEntry): void {
@@ -384,13 +424,18 @@ export class SessionStore implements SessionRecorder, ToolJournal {
 
   /** Mark a running session as interrupted (e.g. on Ctrl-C) so readers need not guess from its pid. */
   markInterrupted(sessionId: string, reason: string): void {
-    this.write("markInterrupted", sessionId, () => {
-      const r = stmt(
-        this.db,
-        "UPDATE sessions SET interrupted_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
-      ).run(this.clean.text(reason), this.clock.iso(), sessionId);
-      if (r.changes === 0) read.sessionRow(this.db, sessionId); // throws STORE_NOT_FOUND for an unknown id
-    });
+    this.write(
+      "markInterrupted",
+      sessionId,
+      () => {
+        const r = stmt(
+          this.db,
+          "UPDATE sessions SET interrupted_reason = ?, updated_at = ? WHERE id = ? AND status = 'running'",
+        ).run(this.clean.text(reason), this.clock.iso(), sessionId);
+        if (r.changes === 0) read.sessionRow(this.db, sessionId); // throws STORE_NOT_FOUND for an unknown id
+      },
+      true,
+    );
   }
 
   /**
@@ -399,8 +444,11 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    */
   rememberHumanAnswers(idOrPrefix: string): string {
     const id = this.resolveId(idOrPrefix);
-    this.write("rememberHumanAnswers", id, () =>
-      stmt(this.db, "UPDATE sessions SET remember_human = 1 WHERE id = ?").run(id),
+    this.write(
+      "rememberHumanAnswers",
+      id,
+      () => stmt(this.db, "UPDATE sessions SET remember_human = 1 WHERE id = ?").run(id),
+      true,
     );
     return id;
   }
@@ -411,19 +459,24 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    */
   claimInterrupted(idOrPrefix: string): string {
     const id = this.resolveId(idOrPrefix);
-    this.write("claimInterrupted", id, () => {
-      const row = read.sessionRow(this.db, id);
-      const status = read.displayStatus(row);
-      if (status !== "interrupted") {
-        const owner = status === "running" ? ` (pid ${row.owner_pid} on ${row.owner_host})` : "";
-        throw new StoreError("STORE_NOT_INTERRUPTED", `session ${id} is ${status}${owner}`);
-      }
-      stmt(
-        this.db,
-        `UPDATE sessions SET owner_pid = ?, owner_host = ?, owner_started = ?, interrupted_reason = NULL,
+    this.write(
+      "claimInterrupted",
+      id,
+      () => {
+        const row = read.sessionRow(this.db, id);
+        const status = read.displayStatus(row);
+        if (status !== "interrupted") {
+          const owner = status === "running" ? ` (pid ${row.owner_pid} on ${row.owner_host})` : "";
+          throw new StoreError("STORE_NOT_INTERRUPTED", `session ${id} is ${status}${owner}`);
+        }
+        stmt(
+          this.db,
+          `UPDATE sessions SET owner_pid = ?, owner_host = ?, owner_started = ?, interrupted_reason = NULL,
            updated_at = ? WHERE id = ?`,
-      ).run(this.owner.pid, this.owner.host, this.owner.started, this.clock.iso(), id);
-    });
+        ).run(this.owner.pid, this.owner.host, this.owner.started, this.clock.iso(), id);
+      },
+      true,
+    );
     return id;
   }
 
@@ -498,18 +551,18 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   // ---- batch runs (generic rows for the batch runner) ----
 
   startBatchRun(run: { id: string; input_file?: string | null; options?: Record<string, unknown> }): void {
-    this.write("startBatchRun", null, () => batch.startRun(this.db, run, this.clean, this.clock.iso()));
+    this.write("startBatchRun", null, () => batch.startRun(this.db, run, this.clean, this.clock.iso()), true);
   }
 
   saveBatchItem(
     item: Omit<BatchItem, "started_at" | "finished_at"> &
       Partial<Pick<BatchItem, "started_at" | "finished_at">>,
   ): void {
-    this.write("saveBatchItem", null, () => batch.saveItem(this.db, item, this.clean));
+    this.write("saveBatchItem", null, () => batch.saveItem(this.db, item, this.clean), true);
   }
 
   finishBatchRun(runId: string, status: string = "finished"): void {
-    this.write("finishBatchRun", null, () => batch.finishRun(this.db, runId, status, this.clock.iso()));
+    this.write("finishBatchRun", null, () => batch.finishRun(this.db, runId, status, this.clock.iso()), true);
   }
 
   batchRun(runId: string): BatchRun {
@@ -534,9 +587,13 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   /** Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. */
-  private write(op: string, sessionId: string | null, body: () => unknown): void {
+  private write(op: string, sessionId: string | null, body: () => unknown, durable = false): void {
     try {
+      // With group commit the body runs in a savepoint of the window's transaction: a failing write is
+      // undone alone. A durable write commits the window with it.
+      this.group?.begin();
       this.tx.immediate(body);
+      if (durable) this.group?.flush();
     } catch (e) {
       // What the rolled-back body noted as written may not be in the file.
       if (sessionId !== null) this.written.delete(sessionId);

@@ -3,7 +3,7 @@
  * resumable from the store), the output CSVs and summary, and run-to-run reports with a chart.
  */
 export { loadOutcomes } from "./run-store.js";
-export { runBatch } from "./runner.js";
+export { runBatch, BATCH_GROUP_COMMIT_MS } from "./runner.js";
 export type { BatchDeps, BatchOptions, BatchEvent, BatchResult, Counts } from "./types.js";
 export { readQueryFile, unwrapQuotes, passThroughName, type QueryFile } from "./input.js";
 export {

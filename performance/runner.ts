@@ -13,6 +13,13 @@ import { queryProfile, runQuery, type QueryContext } from "./query.js";
 import type { QueryItem } from "./schemas.js";
 import type { BatchDeps, BatchOptions, BatchResult } from "./types.js";
 
+/**
+ * The store's group-commit window for batch runs and queue workers (memory's SessionStoreOptions): ~20 writes
+ * a query at 16 at once share transactions, and a crash loses at most this long of the steps in flight (a row
+ * is committed as it is saved).
+ */
+export const BATCH_GROUP_COMMIT_MS = 50;
+
 export async function runBatch(opts: BatchOptions, deps: BatchDeps): Promise<BatchResult> {
   const run = new RunLedger(opts, deps);
   const limiters = new LimiterRegistry({

@@ -10,6 +10,7 @@ import { ConfigError, ModelError } from "../../core/index.js";
 import { createChannel } from "../../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../../llm/index.js";
 import {
+  BATCH_GROUP_COMMIT_MS,
   createProgress,
   readBatchState,
   readQueryFile,
@@ -208,7 +209,7 @@ async function runHere(options: BatchOptions, o: BatchCliOptions, router: ModelR
   await router.prepare(); // the local model file, before any query is started
   const rt: Runtime = await openRuntime(
     { ...o, db: options.db, hil: options.hil },
-    { models: { perception: router, decision: router } },
+    { models: { perception: router, decision: router }, groupCommitMs: BATCH_GROUP_COMMIT_MS },
   );
   try {
     const onEvent = options.onEvent;

@@ -7,6 +7,7 @@ import { ConfigError } from "../../core/index.js";
 import { createChannel, type HumanChannel } from "../../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../../llm/index.js";
 import {
+  BATCH_GROUP_COMMIT_MS,
   redisAddress,
   runWorker,
   setupFingerprint,
@@ -56,7 +57,7 @@ async function work(o: WorkerCliOptions): Promise<void> {
   const fallback = createModels({ config, retry: { ...config.retry, max_retries: 0 } });
   const rt = await openRuntime(
     { ...o, hil: "policy:fail" },
-    { models: { perception: fallback, decision: fallback } },
+    { models: { perception: fallback, decision: fallback }, groupCommitMs: BATCH_GROUP_COMMIT_MS },
   );
   const setups = jobSetups(dir, config);
   const stop = stopOnSignal();
