@@ -16,7 +16,8 @@
  *   settle(id, ok, payload)   a call finished: payload is tagged JSON (ok 1) or error JSON (ok 0)
  *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
  *                             invoke) until the host takes them (once the sandbox is idle): entries
- *                             "id \x01 kind(0 tool|1 namespace) \x01 JSON name \x01 tagged JSON arguments array"
+ *                             "id \x01 kind(0 tool|1 namespace|2 tool answered from the log) \x01 JSON name \x01 tagged JSON
+ *                             arguments array"
  *                             joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
  * \x00 because the strings cross as C strings.
@@ -121,6 +122,11 @@ const pending = O.create(null);
 // code can put an accessor on an index and rewrite what the host receives.
 let outbox = "";
 let nextId = 0, toolCalls = 0;
+// A durable step run again (sandbox.ts replayTexts): by tool call position, [ok, payload] as settle takes it,
+// or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it still goes
+// to the host (kind 2), which checks it against the log before any later call is made.
+const replay = config.replay;
+let toolSeq = 0;
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
   // Namespace calls count too: they are host work the code asks for, as tool calls are.
@@ -132,9 +138,16 @@ function invoke(kind, jsonName, name, args) {
     return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }
   const id = ++nextId;
+  let logged = 0;
+  if (kind === 0 && replay !== undefined) {
+    const seq = toolSeq++;
+    if (seq < replay.length && (logged = replay[seq]) !== 0) kind = 2;
+  }
   const request = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
   outbox = outbox === "" ? request : outbox + "\x02" + request;
-  return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
+  const promise = new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
+  if (logged !== 0) settle(id, logged[0], logged[1]);
+  return promise;
 }
 function settle(id, ok, text) {
   id |= 0; // it comes as a float: as an int it is a cheaper property key

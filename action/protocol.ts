@@ -75,6 +75,8 @@ export interface DoneMessage {
   t: "done";
   fatal?: StepError;
   finished?: Finished;
+  /** Calls the prelude answered from the log after the last idle: the host still checks and logs them. */
+  calls?: string;
   /** The engine's heap grew to its cap (see heapExhausted). */
   exhausted: boolean;
   /** The engine must not run another step. */

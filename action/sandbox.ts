@@ -16,8 +16,12 @@ import {
   jsNames,
   type ExecutionResult,
   type JsNames,
+  type ReplayOutcome,
+  type ReplayedCall,
   type StepError,
+  type StepReplay,
   type ToolCallRecord,
+  type ToolErrorCode,
   type ToolHost,
   type ToolInfo,
 } from "../core/index.js";
@@ -82,6 +86,35 @@ interface Ready {
 }
 
 /** A name from the sandbox as error messages show it: cut, since the code may send megabytes. */
+/**
+ * The outcomes the engine hands the code, as its settle payloads: [1, tagged JSON] or [0, error JSON], 0 where
+ * the call must reach the host. The first that cannot cross (not encodable, too large) ends the list: from
+ * there the host replays, and says why the way a live call would.
+ */
+function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: number): (0 | [0 | 1, string])[] {
+  const texts: (0 | [0 | 1, string])[] = [];
+  for (const o of outcomes) {
+    if (o === null) {
+      texts.push(0);
+      continue;
+    }
+    if (!o.ok) {
+      texts.push([0, JSON.stringify({ code: o.code, tool: o.tool, message: o.message })]);
+      continue;
+    }
+    let text: string;
+    try {
+      text = encode(o.value);
+    } catch {
+      break;
+    }
+    if (text.length > maxChars) break;
+    texts.push([1, text]);
+  }
+  while (texts.length > 0 && texts[texts.length - 1] === 0) texts.pop();
+  return texts;
+}
+
 function shown(name: string): string {
   return name.length > 200 ? `${name.slice(0, 200)}…` : name;
 }
@@ -102,6 +135,12 @@ class StepRun {
    */
   private readonly callsAbort = new AbortController();
   private callCount = 0;
+  /** Tool calls the code has made so far (in its order, invalid ones too): the next call's `seq`. */
+  private toolSeq = 0;
+  /** A durable step run again: the logged outcomes the engine hands the code itself (prelude.ts). */
+  private readonly replay?: StepReplay;
+  /** Calls the engine answered from the log, checked and logged together before the next call starts. */
+  private replayed: ReplayedCall[] = [];
   private readonly pending = new Map<number, Pending>();
   private ready: Ready[] = [];
   /** Why the host ended the step (the engine's own reasons come in its `done`). */
@@ -144,6 +183,7 @@ class StepRun {
       for (const [name, fn] of Object.entries(fns))
         if (typeof fn === "function") this.nsFunctions.set(`${ns}.${name}`, fn);
     this.names = jsNames(this.tools, [...this.nsByGroup().keys()]);
+    this.replay = host.replay?.();
   }
 
   async run(code: string): Promise<ExecutionResult> {
@@ -185,6 +225,7 @@ class StepRun {
       clearTimeout(this.graceTimer);
     }
     this.finished ??= done.finished;
+    if (done.calls) this.startCalls(done.calls);
     this.exhausted = done.exhausted;
     engine.memoryBytes = done.memoryBytes;
     if (done.poisoned || done.exhausted) engine.poisoned = true;
@@ -339,6 +380,7 @@ class StepRun {
       maxArrayLength: Math.floor(this.limits.memory_bytes / 8),
       seed: this.options.seed,
       epochMs: this.options.epochMs,
+      replay: this.replay && replayTexts(this.replay.outcomes, this.limits.memory_bytes / 4),
     };
   }
 
@@ -394,14 +436,68 @@ class StepRun {
         typeof tool !== "string" ||
         json === undefined ||
         !/^[1-9]\d{0,14}$/.test(id ?? "") ||
-        (kind !== "0" && kind !== "1")
+        (kind !== "0" && kind !== "1" && kind !== "2") ||
+        (kind === "2" && !this.replay?.outcomes[this.toolSeq])
       ) {
         this.fatal ??= { code: "SANDBOX_RUNTIME", message: "the sandbox sent a malformed tool call" };
         return;
       }
-      if (!this.countCall(tool)) return;
+      if (!this.countCall(tool)) break;
+      if (kind === "2") {
+        this.answeredFromLog(tool, json);
+        continue;
+      }
+      // Logged first: a live call's intent must not wait on (or join) the replayed calls' write.
+      this.confirmReplayed();
       if (kind === "1") this.startNamespaceCall(Number(id), tool, json);
       else this.startToolCall(Number(id), tool, json);
+    }
+    this.confirmReplayed();
+  }
+
+  /** A call the engine answered with its logged outcome: what it asks for now, to check against the log. */
+  private answeredFromLog(name: string, json: string): void {
+    const seq = this.toolSeq++;
+    const outcome = this.replay?.outcomes[seq];
+    const info = name.length <= MAX_NAME_CHARS ? this.byName.get(name) : undefined;
+    let call: ReplayedCall["call"];
+    if (info) {
+      try {
+        const fn = this.names.tools.get(info.qualified)?.call;
+        call = {
+          name: info.qualified,
+          args: toolArguments(info, this.decodeArgs(info.qualified, json), !json.includes(TAG), fn),
+        };
+      } catch {
+        call = undefined; // not a call any tool takes now: the log holds one, so the step took another path
+      }
+    }
+    this.replayed.push({ seq, call });
+    if (info && outcome) {
+      const started = performance.now();
+      if (outcome.ok) this.record(info, started, true, 0);
+      else
+        this.record(
+          info,
+          started,
+          false,
+          0,
+          new ToolError(outcome.code as ToolErrorCode, outcome.tool, outcome.message),
+        );
+    }
+  }
+
+  private confirmReplayed(): void {
+    if (this.replayed.length === 0) return;
+    const calls = this.replayed;
+    this.replayed = [];
+    try {
+      this.replay!.confirm(calls);
+    } catch (e) {
+      this.fatal ??= {
+        code: "SANDBOX_RUNTIME",
+        message: `logging the replayed calls failed: ${errorMessage(e)}`,
+      };
     }
   }
 
@@ -461,6 +557,7 @@ class StepRun {
   }
 
   private startToolCall(id: number, name: string, json: string): void {
+    const seq = this.toolSeq++;
     const info = name.length <= MAX_NAME_CHARS ? this.byName.get(name) : undefined;
     if (!info) {
       const near = closestNames(name, this.knownNames());
@@ -487,7 +584,7 @@ class StepRun {
     }
     let promise: Promise<unknown>;
     try {
-      promise = this.host.call(info.qualified, args, { signal: this.callsAbort.signal });
+      promise = this.host.call(info.qualified, args, { signal: this.callsAbort.signal, seq });
     } catch (e) {
       promise = Promise.reject(e);
     }

@@ -83,6 +83,13 @@ export function waitForHost(
   }
 }
 
+/** How many of the collected calls wait on the host: not those the prelude answered from the log (kind 2). */
+function awaited(calls: string): number {
+  let n = 0;
+  for (const request of calls.split("\x02")) if (request.split("\x01", 2)[1] !== "2") n++;
+  return n;
+}
+
 export class StepVm {
   private fatal?: StepError;
   private finished?: Finished;
@@ -92,6 +99,8 @@ export class StepVm {
   private dueAt: number;
   /** Calls handed to the host and not yet settled. */
   private outstanding = 0;
+  /** The last calls collected when none is awaited: answered here from the log, for the host to log. */
+  private answered?: string;
   private rt?: QuickJSRuntime;
   private ctx?: QuickJSContext;
   private readonly handles: QuickJSHandle[] = [];
@@ -122,6 +131,7 @@ export class StepVm {
       t: "done",
       fatal: this.fatal,
       finished: this.finished,
+      ...(this.answered && { calls: this.answered }),
       exhausted,
       poisoned: this.engine.poisoned,
       memoryBytes: this.engine.module.getWasmMemory().buffer.byteLength,
@@ -258,8 +268,9 @@ export class StepVm {
       }
       const calls = this.collect();
       if (calls === undefined) return;
-      if (calls) this.outstanding += calls.split("\x02").length;
+      if (calls) this.outstanding += awaited(calls);
       if (this.outstanding === 0) {
+        if (calls) this.answered = calls;
         if (!this.finished) {
           this.fatal = {
             code: "SANDBOX_RUNTIME",

@@ -37,4 +37,6 @@ export interface ToolJournal {
   stepCalls(sessionId: string, stepIndex: number): LoggedCall[];
   /** Calls of the session still "sent" are in doubt: their process is gone (the caller made sure). */
   markInDoubt(sessionId: string): number;
+  /** Runs `body` as one write, so the rows it records commit together (a replayed step's calls). */
+  batch?<T>(body: () => T): T;
 }

@@ -39,6 +39,11 @@ export interface CallOptions {
    * its intent first. Hosts that send nothing anywhere (a call refused before it) do not call it.
    */
   onSend?: () => void;
+  /**
+   * The call's place among the tool calls of its CODE step, in the order the code made them (the sandbox
+   * counts them, invalid ones included). A durable step's log is keyed by it.
+   */
+  seq?: number;
 }
 
 /** A configured server that is down now (failed to start, or crashed), and what is lost with it. */
@@ -67,4 +72,34 @@ export interface ToolHost {
    * prompt names the down ones; a session ends when every one is down.
    */
   availability?(): { down: DownServer[]; enabled: number };
+  /**
+   * A durable step run again: the outcomes its earlier run logged, for the sandbox to hand the code without a
+   * round trip per call. Hosts without a log leave it out; undefined when there is nothing to replay.
+   */
+  replay?(): StepReplay | undefined;
+}
+
+/** A logged outcome as the code sees it again: the value, or the ToolError it threw. */
+export type ReplayOutcome =
+  { ok: true; value: unknown } | { ok: false; code: string; tool: string; message: string };
+
+/** A call the sandbox answered from the log: where the code made it, and what it asked for in this run. */
+export interface ReplayedCall {
+  seq: number;
+  /** The qualified tool name and the arguments it would be sent; undefined when no tool takes the call now. */
+  call?: { name: string; args: Record<string, unknown> };
+}
+
+export interface StepReplay {
+  /**
+   * By call position from the first: the outcome to hand the code, or null where the call must reach the host
+   * (nothing usable was logged there). Positions past the end reach the host too.
+   */
+  readonly outcomes: readonly (ReplayOutcome | null)[];
+  /**
+   * The code made these calls and was handed their logged outcomes: each is checked against the log (a call
+   * that is not the logged one breaks the replay and fails the step, as REPLAY_MISMATCH) and logged as replayed,
+   * all in one write.
+   */
+  confirm(calls: readonly ReplayedCall[], options?: CallOptions): void;
 }

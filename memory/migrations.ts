@@ -326,6 +326,31 @@ CREATE INDEX tool_calls_sent ON tool_calls(session_id) WHERE state = 'sent';`,
 ALTER TABLE tool_lists ADD COLUMN era TEXT;
 ALTER TABLE tool_lists ADD COLUMN discover_json TEXT;`,
   },
+  {
+    version: 14,
+    name: "durable CODE steps: a call's intent in a table of its own",
+    // The intent is written before every live call, so it must be cheap: a row appended to a table with no
+    // index is one page in the WAL, where a tool_calls row touched six b-trees and its completion as many
+    // again. The finished call is one tool_calls row, as before durable steps. An intent with no finished
+    // row is a call in flight (or in doubt once its process is gone); a finished session drops the rest.
+    sql: `
+CREATE TABLE tool_intents (
+  session_id TEXT NOT NULL,
+  step_index INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  args_sha TEXT NOT NULL,
+  args_json TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  ord INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json, started_at, ord)
+  SELECT session_id, step_index, seq, server, tool, coalesce(args_sha, ''), coalesce(args_json, 'null'), started_at, ord
+  FROM tool_calls WHERE state = 'sent' AND step_index IS NOT NULL AND seq IS NOT NULL;
+DELETE FROM tool_calls WHERE state = 'sent';
+DROP INDEX tool_calls_sent;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -25,6 +25,7 @@ import {
   type TimelineEvent,
   type ToolCallRow,
 } from "./schemas.js";
+import { OPEN_INTENTS, type IntentDbRow } from "./intents.js";
 import { ownerGone } from "./liveness.js";
 import { promptOf } from "./prompts.js";
 import { stmt } from "./sql.js";
@@ -363,6 +364,21 @@ interface ToolCallDbRow {
   decided_by: string | null;
 }
 
+function openIntentRow(i: IntentDbRow): ToolCallDbRow {
+  return {
+    ...i,
+    id: -i.ord, // not a tool_calls row: an id of its own that no row has
+    ok: 0,
+    error_kind: null,
+    error_message: null,
+    latency_ms: 0,
+    bytes: 0,
+    state: "sent",
+    result_json: null,
+    decided_by: null,
+  };
+}
+
 function toolCallRow(r: ToolCallDbRow): ToolCallRow {
   const out: ToolCallRow = {
     id: r.id,
@@ -490,6 +506,8 @@ export function timeline(db: Database.Database, idOrPrefix: string): Timeline {
     events.push({ ord: p.ord, event: { kind: "plan", at: p.plan.created_at, plan: p.plan } });
   }
   const calls = stmt<ToolCallDbRow>(db, "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY id").all(id);
+  // Calls sent and not (yet) finished: in flight, or in doubt if their process is gone.
+  for (const i of stmt<IntentDbRow>(db, OPEN_INTENTS).all(id, null, null)) calls.push(openIntentRow(i));
   const stepIndices = new Set(stepRows.map((s) => s.step.index));
   for (const { row, step } of stepRows) {
     events.push({

@@ -21,6 +21,7 @@ import {
   type ToolJournal,
   type ToolListCache,
 } from "../core/index.js";
+import { IN_DOUBT_MESSAGE, OPEN_INTENTS, sentCall, type IntentDbRow } from "./intents.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
 import * as batch from "./batch.js";
@@ -129,14 +130,8 @@ const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, s
   VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
   @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord)`;
 
-/**
- * The intent row of a call that has now ended; its arguments were logged with the intent. The start is the
- * finished record's (the host's own measure, what the live trace shows), not the intent's.
- */
-const COMPLETE_SENT = `UPDATE tool_calls SET ok = @ok, error_kind = @error_kind, error_message = @error_message,
-  started_at = @started_at, latency_ms = @latency_ms, bytes = @bytes, state = @state, result_json = @result_json,
-  decided_by = coalesce(@decided_by, decided_by)
-  WHERE session_id = @session_id AND step_index IS @step_index AND seq = @seq AND state = 'sent'`;
+const INSERT_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
+  started_at, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 interface LoggedCallDbRow extends Omit<LoggedCall, "ok"> {
   ok: number;
@@ -154,6 +149,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   /** This process, as the owner its sessions' rows name (liveness.ts tells when it has died). */
   private readonly owner = ownSelf();
   private group?: GroupCommit;
+  /** Inside batch(): each write joins its transaction. */
+  private batching = false;
 
   private constructor(
     /** The open connection, for tests and tools that need raw SQL. */
@@ -262,38 +259,43 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       result_json: r.result_json === undefined ? null : c.text(r.result_json, MAX_RESULT_CHARS),
       decided_by: r.decided_by ?? null,
     };
-    this.write("recordToolCall", sessionId, () => {
-      const done = r.seq !== undefined && stmt(this.db, COMPLETE_SENT).run(cols).changes > 0;
-      if (!done) stmt(this.db, INSERT_TOOL_CALL).run({ ...cols, ord: this.nextOrd() });
-    });
+    this.write("recordToolCall", sessionId, () =>
+      stmt(this.db, INSERT_TOOL_CALL).run({ ...cols, ord: this.nextOrd() }),
+    );
   }
 
   // ---- ToolJournal: the durable-step log ----
+
+  batch<T>(body: () => T): T {
+    if (this.batching) return body();
+    let out: T | undefined;
+    this.write("batch", null, () => {
+      this.batching = true;
+      try {
+        out = body();
+      } finally {
+        this.batching = false;
+      }
+    });
+    return out as T;
+  }
 
   intent(sessionId: string, stepIndex: number, i: ToolIntent): void {
     this.write(
       "intent",
       sessionId,
       () =>
-        stmt(this.db, INSERT_TOOL_CALL).run({
-          session_id: sessionId,
-          step_index: stepIndex,
-          seq: i.seq,
-          server: this.clean.text(i.server),
-          tool: this.clean.text(i.tool),
-          ok: 0,
-          error_kind: null,
-          error_message: null,
-          latency_ms: 0,
-          bytes: 0,
-          started_at: i.started_at,
-          state: "sent",
-          args_sha: i.args_sha,
-          args_json: this.clean.text(i.args_json),
-          result_json: null,
-          decided_by: null,
-          ord: this.nextOrd(),
-        }),
+        stmt(this.db, INSERT_INTENT).run(
+          sessionId,
+          stepIndex,
+          i.seq,
+          this.clean.text(i.server),
+          this.clean.text(i.tool),
+          i.args_sha,
+          this.clean.text(i.args_json),
+          i.started_at,
+          this.nextOrd(),
+        ),
       true,
     );
   }
@@ -311,6 +313,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       // A finished call wins over one in doubt (a later run of the step made it again).
       if (!had || (had.state !== "done" && call.state === "done")) bySeq.set(r.seq, call);
     }
+    for (const i of stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, stepIndex, stepIndex)) {
+      if (!bySeq.has(i.seq)) bySeq.set(i.seq, { ...sentCall(i) });
+    }
     return [...bySeq.values()];
   }
 
@@ -320,12 +325,29 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       "markInDoubt",
       sessionId,
       () => {
-        n = stmt(
-          this.db,
-          `UPDATE tool_calls SET state = 'in_doubt', error_kind = 'IN_DOUBT',
-          error_message = 'sent by a process that ended before the call did: it may or may not have happened'
-          WHERE session_id = ? AND state = 'sent'`,
-        ).run(sessionId).changes;
+        for (const i of stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, null, null)) {
+          stmt(this.db, INSERT_TOOL_CALL).run({
+            session_id: sessionId,
+            step_index: i.step_index,
+            seq: i.seq,
+            server: i.server,
+            tool: i.tool,
+            ok: 0,
+            error_kind: "IN_DOUBT",
+            error_message: IN_DOUBT_MESSAGE,
+            latency_ms: 0,
+            bytes: 0,
+            started_at: i.started_at,
+            state: "in_doubt",
+            args_sha: i.args_sha,
+            args_json: i.args_json,
+            result_json: null,
+            decided_by: null,
+            ord: i.ord,
+          });
+          n++;
+        }
+        stmt(this.db, "DELETE FROM tool_intents WHERE session_id = ?").run(sessionId);
       },
       true,
     );
@@ -418,6 +440,13 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         "SELECT count(*) AS n FROM human_inputs WHERE session_id = ?",
       ).get(id)!.n;
       for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
+      // Intents are only needed until their call has a row; one left open is a call still in doubt.
+      stmt(
+        this.db,
+        `DELETE FROM tool_intents WHERE session_id = ? AND EXISTS (SELECT 1 FROM tool_calls c
+          WHERE c.session_id = tool_intents.session_id AND c.step_index = tool_intents.step_index
+            AND c.seq = tool_intents.seq AND c.state != 'replayed')`,
+      ).run(id);
     });
     this.written.delete(id);
   }
@@ -586,13 +615,17 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     return this.lastOrd;
   }
 
-  /** Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. */
+  /**
+   * Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. Inside a
+   * batch() it joins the batch's transaction (no savepoint each: the batch commits or rolls back as one).
+   */
   private write(op: string, sessionId: string | null, body: () => unknown, durable = false): void {
     try {
       // With group commit the body runs in a savepoint of the window's transaction: a failing write is
       // undone alone. A durable write commits the window with it.
       this.group?.begin();
-      this.tx.immediate(body);
+      if (this.batching) body();
+      else this.tx.immediate(body);
       if (durable) this.group?.flush();
     } catch (e) {
       // What the rolled-back body noted as written may not be in the file.

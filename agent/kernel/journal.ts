@@ -14,7 +14,11 @@ import {
   type AgentSession,
   type CallOptions,
   type LoggedCall,
+  type ReplayOutcome,
+  type ReplayedCall,
+  type StepReplay,
   type ToolCallRecord,
+  type ToolErrorCode,
   type ToolHost,
   type ToolInfo,
   type ToolJournal,
@@ -90,6 +94,10 @@ export class StepJournal {
       tools: () => inner.tools(),
       onCall: (l) => inner.onCall(l),
       availability: inner.availability?.bind(inner),
+      replay: () => {
+        const st = this.open;
+        return st ? this.prepareReplay(st, inner) : undefined;
+      },
       call: (name, args, options) => {
         const st = this.open;
         return st ? this.call(st, inner, name, args, options ?? {}) : inner.call(name, args, options);
@@ -104,37 +112,19 @@ export class StepJournal {
     args: Record<string, unknown>,
     options: CallOptions,
   ): Promise<unknown> {
-    const seq = st.next++;
+    const seq = options.seq ?? st.next;
+    st.next = Math.max(st.next, seq + 1);
     const info = inner.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
-    const argsJson = canonicalJson(args);
-    const sha = createHash("sha256").update(argsJson).digest("hex").slice(0, 32);
-    const ids = { seq, args_sha: sha, args_json: argsJson };
+    const ids = callIds(seq, args);
     const qualified = info?.qualified ?? name;
     if (st.broken) throw st.broken;
     const logged = st.log.get(seq);
     let decidedBy: string | undefined;
     if (logged) {
-      if (
-        logged.tool !== (info?.name ?? logged.tool) ||
-        logged.server !== (info?.server ?? logged.server) ||
-        logged.args_sha !== sha
-      ) {
-        const was = `${logged.server}.${logged.tool}`;
-        const now = was === qualified ? `${qualified} with other arguments` : qualified;
-        const e = new ToolError(
-          "REPLAY_MISMATCH",
-          qualified,
-          `replaying step ${st.step}: call ${seq + 1} was ${was} before the restart, but now the code calls ${now}; the step took another path, so its logged calls cannot be replayed`,
-        );
-        st.broken = st.failure = e;
-        this.emit(options, inner, name, {
-          ok: false,
-          error_kind: e.code,
-          error_message: e.message,
-          ...ids,
-          state: "replayed",
-        });
-        throw e;
+      const mismatch = this.mismatch(st, logged, info, qualified, ids);
+      if (mismatch) {
+        this.emit(options, inner, name, mismatch);
+        throw st.broken;
       }
       const value = logged.state === "done" ? parsedResult(logged) : undefined;
       if (logged.state === "done" && (!logged.ok || value !== NOT_REPLAYABLE)) {
@@ -167,6 +157,85 @@ export class StepJournal {
       }
     }
     return this.live(st, inner, name, args, options, { ...ids, ...(decidedBy && { decided_by: decidedBy }) });
+  }
+
+  /** The failure record of a call that is not the one the log holds at its place (and the step breaks), if so. */
+  private mismatch(
+    st: StepState,
+    logged: LoggedCall,
+    info: ToolInfo | undefined,
+    qualified: string,
+    ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json">,
+  ): (Partial<ToolCallRecord> & { ok: false }) | undefined {
+    if (
+      info &&
+      logged.tool === info.name &&
+      logged.server === info.server &&
+      logged.args_sha === ids.args_sha
+    )
+      return undefined;
+    const was = `${logged.server}.${logged.tool}`;
+    const now = !info
+      ? `${qualified}, which no tool takes now`
+      : was === qualified
+        ? `${qualified} with other arguments`
+        : qualified;
+    const e = new ToolError(
+      "REPLAY_MISMATCH",
+      qualified,
+      `replaying step ${st.step}: call ${ids.seq! + 1} was ${was} before the restart, but now the code calls ${now}; the step took another path, so its logged calls cannot be replayed`,
+    );
+    st.broken = st.failure = e;
+    return { ok: false, error_kind: e.code, error_message: e.message, ...ids, state: "replayed" };
+  }
+
+  /**
+   * The logged outcomes the sandbox may hand the code itself, from the first call up to the first one that
+   * needs the host (in doubt, or its result not kept); positions with nothing logged (a call refused before
+   * it reached the log) are left to the host.
+   */
+  private prepareReplay(st: StepState, inner: ToolHost): StepReplay | undefined {
+    // Only a step's first run here: its code starts from the top, as the outcomes do.
+    if (st.broken || st.next !== 0 || st.log.size === 0) return undefined;
+    const outcomes: (ReplayOutcome | null)[] = [];
+    const last = Math.max(...st.log.keys());
+    for (let seq = 0; seq <= last; seq++) {
+      const c = st.log.get(seq);
+      if (!c) {
+        outcomes.push(null);
+        continue;
+      }
+      const value = c.state === "done" ? parsedResult(c) : NOT_REPLAYABLE;
+      if (c.ok ? value === NOT_REPLAYABLE : c.state !== "done") break;
+      outcomes.push(c.ok ? { ok: true, value } : { ok: false, ...loggedError(c) });
+    }
+    while (outcomes.length > 0 && outcomes[outcomes.length - 1] === null) outcomes.pop();
+    if (outcomes.length === 0) return undefined;
+    return { outcomes, confirm: (calls, options) => this.confirm(st, inner, calls, options ?? {}) };
+  }
+
+  /** Calls the sandbox answered from the log: checked against it and logged as replayed, in one write. */
+  private confirm(
+    st: StepState,
+    inner: ToolHost,
+    calls: readonly ReplayedCall[],
+    options: CallOptions,
+  ): void {
+    const body = () => {
+      for (const { seq, call } of calls) {
+        st.next = Math.max(st.next, seq + 1);
+        if (st.broken) return; // past a mismatch the outcomes the code got mean nothing; the step fails
+        const logged = st.log.get(seq)!;
+        const name = call?.name ?? `${logged.server}.${logged.tool}`;
+        const info = call && inner.tools().find((t) => t.qualified === call.name);
+        const ids = callIds(seq, call?.args ?? null);
+        const mismatch = this.mismatch(st, logged, info, name, ids);
+        if (mismatch) this.emit(options, inner, name, mismatch);
+        else this.logReplayed(options, inner, name, logged, ids);
+      }
+    };
+    if (this.store?.batch) this.store.batch(body);
+    else body();
   }
 
   private async live(
@@ -225,18 +294,29 @@ export class StepJournal {
     value: unknown,
     ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
   ): unknown {
-    const qualified = `${logged.server}.${logged.tool}`;
+    this.logReplayed(options, inner, name, logged, ids, logged.result_json ?? resultJson(value));
+    if (logged.ok) return value;
+    const e = loggedError(logged);
+    throw new ToolError(e.code, e.tool, e.message);
+  }
+
+  /** A replayed call's own row: its result is the one logged with the call it stands for. */
+  private logReplayed(
+    options: CallOptions,
+    inner: ToolHost,
+    name: string,
+    logged: LoggedCall,
+    ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
+    result = logged.result_json ?? undefined,
+  ): void {
     this.emit(options, inner, name, {
       ok: logged.ok,
       ...(logged.ok
-        ? { result_json: resultJson(value) }
+        ? { result_json: result }
         : { error_kind: logged.error_kind ?? "TOOL_ERROR", error_message: logged.error_message ?? "" }),
       ...ids,
       state: "replayed",
     });
-    if (logged.ok) return value;
-    const code = logged.error_kind && isToolErrorCode(logged.error_kind) ? logged.error_kind : "TOOL_ERROR";
-    throw new ToolError(code, qualified, logged.error_message ?? `${qualified} failed`);
   }
 
   private emit(
@@ -291,6 +371,26 @@ export class StepJournal {
 }
 
 const NOT_REPLAYABLE = Symbol("not replayable");
+
+/** A call's position and the hash of its arguments (JSON with sorted keys), as the log keys it. */
+function callIds(
+  seq: number,
+  args: Record<string, unknown> | null,
+): Pick<ToolCallRecord, "seq" | "args_sha" | "args_json"> {
+  const argsJson = canonicalJson(args);
+  return {
+    seq,
+    args_sha: createHash("sha256").update(argsJson).digest("hex").slice(0, 32),
+    args_json: argsJson,
+  };
+}
+
+/** The ToolError a logged failure is thrown as again. */
+function loggedError(c: LoggedCall): { code: ToolErrorCode; tool: string; message: string } {
+  const tool = `${c.server}.${c.tool}`;
+  const code = c.error_kind && isToolErrorCode(c.error_kind) ? c.error_kind : "TOOL_ERROR";
+  return { code, tool, message: c.error_message ?? `${tool} failed` };
+}
 
 /** The logged value of a finished call; NOT_REPLAYABLE when it was not kept whole (cut for size, or none). */
 function parsedResult(c: LoggedCall): unknown {

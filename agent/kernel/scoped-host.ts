@@ -8,8 +8,21 @@ import { HaltedCall } from "./journal.js";
 
 export function scopedHost(host: ToolHost, now: () => number, iso: () => string): ToolHost {
   const listeners = new Set<(r: ToolCallRecord) => void>();
+  const emit = (r: ToolCallRecord) => {
+    for (const l of listeners) l(r);
+  };
   return {
     tools: () => host.tools(),
+    replay() {
+      const r = host.replay?.();
+      // Its records reach this host's listeners (the session log, the trace) as a call's record does.
+      return (
+        r && {
+          outcomes: r.outcomes,
+          confirm: (calls, options) => r.confirm(calls, { ...options, onRecord: emit }),
+        }
+      );
+    },
     onCall(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -20,9 +33,6 @@ export function scopedHost(host: ToolHost, now: () => number, iso: () => string)
       let record: ToolCallRecord | undefined;
       const started = now();
       const startedAt = iso();
-      const emit = (r: ToolCallRecord) => {
-        for (const l of listeners) l(r);
-      };
       try {
         const value = await host.call(name, args, { ...options, onRecord: (r) => (record = r) });
         emit(

@@ -172,10 +172,16 @@ describe("a call in doubt (sent, then the process died with no outcome logged)",
   /** Runs the step until it pauses on the set's approval, then leaves the charge as a kill would: sent. */
   async function chargeInDoubt(): Promise<string> {
     const paused = await loop(new PolicyChannel("defer"), [snap()], [code(PLAN, 0, STEP)]).run("charge");
+    // Its intent stays, its finished row is gone: what a kill while it was in flight leaves.
     store.db
       .prepare(
-        "UPDATE tool_calls SET state = 'sent', ok = 0, result_json = NULL WHERE session_id = ? AND tool = 'charge'",
+        `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json, started_at, ord)
+          SELECT session_id, step_index, seq, server, tool, args_sha, args_json, started_at, ord FROM tool_calls
+          WHERE session_id = ? AND tool = 'charge'`,
       )
+      .run(paused.session_id);
+    store.db
+      .prepare("DELETE FROM tool_calls WHERE session_id = ? AND tool = 'charge'")
       .run(paused.session_id);
     rmSync(ledger, { force: true });
     return paused.session_id;

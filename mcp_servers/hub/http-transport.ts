@@ -3,7 +3,11 @@
  * HTTP+SSE): its headers, the answer-size cap, and OAuth (mcp_servers/hub/auth/), which rides on the fetch:
  * a 401 is answered inside the request (token refresh, or a login when a person is there), not by a reconnect.
  */
-import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
+import {
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { withRemoteAuth } from "./auth/index.js";
 import type { ServerConfig } from "./config.js";
 import { cappedFetch } from "./http-cap.js";

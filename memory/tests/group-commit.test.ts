@@ -29,9 +29,7 @@ afterEach(() => {
 const sessions = () =>
   (reader.prepare("SELECT id FROM sessions ORDER BY id").all() as { id: string }[]).map((r) => r.id);
 const sentCalls = () =>
-  (reader.prepare("SELECT seq FROM tool_calls WHERE state = 'sent'").all() as { seq: number }[]).map(
-    (r) => r.seq,
-  );
+  (reader.prepare("SELECT seq FROM tool_intents").all() as { seq: number }[]).map((r) => r.seq);
 const at = "2026-01-01T00:00:00.000Z";
 
 describe("SessionStore with group commit", () => {

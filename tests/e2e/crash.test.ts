@@ -139,11 +139,7 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
       WHERE s.original_query = 'echo then wait' AND t.idx = 1 AND t.status = 'pending'`,
   );
   // The slow call has been sent (its intent is logged): the kill leaves it in doubt.
-  await waitForRow(
-    db,
-    "SELECT 1 FROM tool_calls WHERE session_id = ? AND tool = 'slow' AND state = 'sent'",
-    id,
-  );
+  await waitForRow(db, "SELECT 1 FROM tool_intents WHERE session_id = ? AND tool = 'slow'", id);
   const { id: liveId } = await waitForRow<{ id: string }>(
     db,
     `SELECT s.id FROM sessions s JOIN steps t ON t.session_id = s.id WHERE s.original_query = 'wait forever'`,

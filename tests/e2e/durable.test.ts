@@ -163,7 +163,9 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
     // A charge the dead process sent with no outcome logged: did the shop get it? The ledger says.
     const sent = query<{ tool: string; args_json: string }>(
       c,
-      "SELECT tool, args_json FROM tool_calls WHERE state = 'sent' AND tool = 'charge'",
+      `SELECT i.tool, i.args_json FROM tool_intents i WHERE i.tool = 'charge' AND NOT EXISTS (SELECT 1 FROM
+        tool_calls c WHERE c.session_id = i.session_id AND c.step_index = i.step_index AND c.seq = i.seq
+        AND c.state != 'replayed')`,
     );
     const answers = sent.map((s) => {
       const args = JSON.parse(s.args_json) as { id: number; amount: number };

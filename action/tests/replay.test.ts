@@ -1,0 +1,116 @@
+/**
+ * A durable step run again (ToolHost.replay): the engine hands the code the logged outcomes itself, with no
+ * round trip per call, and the host checks and logs them in batches, always before a later call is made.
+ */
+import { describe, expect, it } from "vitest";
+import type { CallOptions, ReplayOutcome, ReplayedCall, StepReplay, ToolHost } from "../../core/index.js";
+import { runCode } from "../index.js";
+import { limits, testHost } from "./helpers.js";
+
+/** The in-process test host with a log to replay; `order` tells what reached the host, and when. */
+function replaying(outcomes: (ReplayOutcome | null)[]) {
+  const inner = testHost();
+  const order: string[] = [];
+  const confirmed: ReplayedCall[][] = [];
+  const seqs: (number | undefined)[] = [];
+  const host: ToolHost = {
+    tools: () => inner.tools(),
+    onCall: (l) => inner.onCall(l),
+    call: (name: string, args: Record<string, unknown>, options?: CallOptions) => {
+      order.push(`call ${name}`);
+      seqs.push(options?.seq);
+      return inner.call(name, args, options);
+    },
+    replay: (): StepReplay => ({
+      outcomes,
+      confirm: (calls) => {
+        order.push(`confirm ${calls.map((c) => c.seq).join(",")}`);
+        confirmed.push([...calls]);
+      },
+    }),
+  };
+  return { host, inner, order, confirmed, seqs };
+}
+
+describe("replaying a step's logged calls", () => {
+  it("hands the code each logged value without calling the host, and logs them all in one batch", async () => {
+    const r = replaying([
+      { ok: true, value: 100 },
+      { ok: true, value: 200 },
+      { ok: true, value: 300 },
+    ]);
+    const run = await runCode(
+      "let s = 0; for (let i = 0; i < 3; i++) s += await add(i, 1); return s;",
+      r.host,
+      limits(),
+    );
+    expect(run.error).toBeUndefined();
+    expect(run.value).toBe(600); // the logged values, not 1 + 2 + 3
+    expect(r.inner.received).toEqual([]);
+    expect(r.order).toEqual(["confirm 0,1,2"]);
+    expect(r.confirmed[0]).toEqual([
+      { seq: 0, call: { name: "math.add", args: { a: 0, b: 1 } } },
+      { seq: 1, call: { name: "math.add", args: { a: 1, b: 1 } } },
+      { seq: 2, call: { name: "math.add", args: { a: 2, b: 1 } } },
+    ]);
+    expect(run.tool_calls.map((c) => c.ok)).toEqual([true, true, true]);
+  });
+
+  it("throws a logged failure as the ToolError it was", async () => {
+    const r = replaying([
+      { ok: false, code: "TOOL_ERROR", tool: "math.divide", message: "division by zero" },
+    ]);
+    const run = await runCode(
+      "try { await divide(1, 0); return 'no'; } catch (e) { return [e.name, e.code, e.tool, e.message]; }",
+      r.host,
+      limits(),
+    );
+    expect(run.value).toEqual(["ToolError", "TOOL_ERROR", "math.divide", "division by zero"]);
+    expect(r.inner.received).toEqual([]);
+  });
+
+  it("makes the calls past the log for real, after the replayed ones are logged, numbered on from them", async () => {
+    const r = replaying([{ ok: true, value: 10 }]);
+    const run = await runCode("const a = await add(1, 1); return add(a, 5);", r.host, limits());
+    expect(run.value).toBe(15);
+    expect(r.order).toEqual(["confirm 0", "call math.add"]);
+    expect(r.seqs).toEqual([1]);
+    expect(r.inner.received).toEqual([{ name: "math.add", args: { a: 10, b: 5 } }]);
+  });
+
+  it("leaves a place with nothing logged to the host, so a call refused there keeps its place", async () => {
+    // The first run: a call to no tool (refused in the sandbox, never logged), then add. Run again, the
+    // refused call reaches the host again and add still gets the outcome logged at place 1.
+    const r = replaying([null, { ok: true, value: 7 }]);
+    const run = await runCode(
+      "let e; try { await callTool('nope', {}); } catch (x) { e = x.code; } return [e, await add(1, 2)];",
+      r.host,
+      limits(),
+    );
+    expect(run.value).toEqual(["TOOL_NOT_FOUND", 7]);
+    expect(r.confirmed).toEqual([[{ seq: 1, call: { name: "math.add", args: { a: 1, b: 2 } } }]]);
+    expect(r.inner.received).toEqual([]);
+  });
+
+  it("tells the host what the code asked for, even when no tool takes it now", async () => {
+    const r = replaying([{ ok: true, value: 1 }]);
+    const run = await runCode("return callTool('gone.tool', { x: 1 });", r.host, limits());
+    expect(run.value).toBe(1);
+    expect(r.confirmed).toEqual([[{ seq: 0, call: undefined }]]);
+  });
+
+  it("answers calls made in parallel from the log in the order the code made them", async () => {
+    const r = replaying([
+      { ok: true, value: "a" },
+      { ok: true, value: "b" },
+    ]);
+    const run = await runCode(
+      "return parallel([() => echo({ text: 'x' }), () => echo({ text: 'y' }), () => echo({ text: 'z' })]);",
+      r.host,
+      limits(),
+    );
+    expect(run.value).toEqual(["a", "b", { text: "z", times: 1 }]);
+    expect(r.order).toEqual(["confirm 0,1", "call text.echo"]);
+    expect(r.seqs).toEqual([2]);
+  });
+});

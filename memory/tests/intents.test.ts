@@ -1,0 +1,139 @@
+/**
+ * The durable-step log on a real SQLite file: a call's intent (written before it is sent), its finished row,
+ * and what a resumed step reads of them — in flight, done, or in doubt once the process that sent it is gone.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newSession, type ToolCallRecord } from "../../core/index.js";
+import { SessionStore } from "../index.js";
+import { migrate } from "../migrations.js";
+
+let dir: string;
+let store: SessionStore;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-intents-"));
+  store = SessionStore.open(join(dir, "pda.db"));
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const intent = (seq: number, tool = "charge") => ({
+  seq,
+  server: "shop",
+  tool,
+  args_sha: `sha-${seq}`,
+  args_json: `{"id":${seq}}`,
+  started_at: "2026-11-24T10:00:00.000Z",
+});
+const done = (seq: number, extra: Partial<ToolCallRecord> = {}): ToolCallRecord => ({
+  server: "shop",
+  tool: "charge",
+  ok: true,
+  latency_ms: 3,
+  bytes: 10,
+  started_at: "2026-11-24T10:00:00.000Z",
+  seq,
+  state: "done",
+  args_sha: `sha-${seq}`,
+  args_json: `{"id":${seq}}`,
+  result_json: `{"receipt":"r-${seq}"}`,
+  ...extra,
+});
+const intents = () => (store.db.prepare("SELECT count(*) AS n FROM tool_intents").get() as { n: number }).n;
+
+function started(): string {
+  const s = newSession("charge twice", "s-1", "2026-11-24T10:00:00.000Z");
+  store.startSession(s);
+  return s.session_id;
+}
+
+describe("a step's logged calls", () => {
+  it("a finished call is done; one sent with no outcome is sent, and the timeline shows it so", () => {
+    const id = started();
+    store.intent(id, 0, intent(0));
+    store.recordToolCall(id, 0, done(0));
+    store.intent(id, 0, intent(1));
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state, c.ok, c.result_json])).toEqual([
+      [0, "done", true, '{"receipt":"r-0"}'],
+      [1, "sent", false, null],
+    ]);
+    const step = store.timeline(id).events.flatMap((e) => (e.kind === "tool" ? [e.call] : []));
+    expect(step.map((c) => [c.seq, c.state ?? "done"])).toEqual([
+      [0, "done"],
+      [1, "sent"],
+    ]);
+  });
+
+  it("markInDoubt turns each open intent into an in-doubt row, once, and keeps the finished ones", () => {
+    const id = started();
+    store.intent(id, 0, intent(0));
+    store.recordToolCall(id, 0, done(0));
+    store.intent(id, 0, intent(1));
+    store.intent(id, 2, intent(0, "refund"));
+    expect(store.markInDoubt(id)).toBe(2);
+    expect(store.markInDoubt(id)).toBe(0);
+    expect(intents()).toBe(0);
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state, c.error_kind])).toEqual([
+      [0, "done", null],
+      [1, "in_doubt", "IN_DOUBT"],
+    ]);
+    expect(store.stepCalls(id, 2).map((c) => [c.tool, c.state])).toEqual([["refund", "in_doubt"]]);
+    const row = store.db.prepare(
+      "SELECT args_json, args_sha FROM tool_calls WHERE state = 'in_doubt' AND seq = 1",
+    );
+    expect(row.get()).toEqual({ args_json: '{"id":1}', args_sha: "sha-1" });
+  });
+
+  it("a replayed copy is not the call: its intent stays open", () => {
+    const id = started();
+    store.intent(id, 0, intent(0));
+    store.recordToolCall(id, 0, done(0, { state: "replayed" }));
+    expect(store.stepCalls(id, 0).map((c) => c.state)).toEqual(["sent"]);
+  });
+
+  it("a finished session drops the intents of finished calls and keeps the open ones", () => {
+    const s = newSession("q", "s-2", "2026-11-24T10:00:00.000Z");
+    store.startSession(s);
+    store.intent(s.session_id, 0, intent(0));
+    store.recordToolCall(s.session_id, 0, done(0));
+    store.intent(s.session_id, 0, intent(1));
+    store.finishSession({ ...s, status: "failed" });
+    expect(store.db.prepare("SELECT seq FROM tool_intents").all()).toEqual([{ seq: 1 }]);
+  });
+});
+
+describe("migration 14", () => {
+  it("moves the calls a version-13 store holds as sent into tool_intents, where a resume finds them", () => {
+    const path = join(dir, "v13.db");
+    const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "store-v1.sql");
+    const old = new Database(path);
+    old.exec(readFileSync(FIXTURE, "utf8"));
+    migrate(old, path, 13);
+    old
+      .prepare(
+        `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, latency_ms, bytes, started_at, state,
+          args_sha, args_json, ord) VALUES ('fixture-v1-succeeded', 0, 0, 'shop', 'charge', 0, 0, 0, 't', 'sent',
+          'sha', '{"id":1}', 1)`,
+      )
+      .run();
+    old.close();
+    const upgraded = SessionStore.open(path);
+    try {
+      expect(upgraded.db.prepare("SELECT count(*) AS n FROM tool_calls WHERE state = 'sent'").get()).toEqual({
+        n: 0,
+      });
+      expect(upgraded.stepCalls("fixture-v1-succeeded", 0).map((c) => [c.tool, c.state])).toEqual([
+        ["charge", "sent"],
+      ]);
+      expect(upgraded.markInDoubt("fixture-v1-succeeded")).toBe(1);
+    } finally {
+      upgraded.close();
+    }
+  });
+});
