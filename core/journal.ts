@@ -37,6 +37,8 @@ export interface ToolJournal {
   stepCalls(sessionId: string, stepIndex: number): LoggedCall[];
   /** Calls of the session still "sent" are in doubt: their process is gone (the caller made sure). */
   markInDoubt(sessionId: string): number;
+  /** The step is over: the intents of its finished calls are not needed any more (open ones stay). */
+  endStep?(sessionId: string, stepIndex: number): void;
   /** Runs `body` as one write, so the rows it records commit together (a replayed step's calls). */
   batch?<T>(body: () => T): T;
 }

@@ -5,6 +5,11 @@
 import type { LoggedCall } from "../core/index.js";
 
 /** A session's open intents, of one step or (step NULL) of all. */
+/** Drops a session's intents (of one step, or all) whose call has its finished row. */
+export const DROP_FINISHED_INTENTS = `DELETE FROM tool_intents WHERE session_id = ? AND (? IS NULL OR step_index = ?)
+  AND EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = tool_intents.session_id
+    AND c.step_index = tool_intents.step_index AND c.seq = tool_intents.seq AND c.state != 'replayed')`;
+
 export const OPEN_INTENTS = `SELECT i.* FROM tool_intents i WHERE i.session_id = ? AND (? IS NULL OR i.step_index = ?)
   AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = i.session_id AND c.step_index = i.step_index
     AND c.seq = i.seq AND c.state != 'replayed')`;

@@ -21,7 +21,13 @@ import {
   type ToolJournal,
   type ToolListCache,
 } from "../core/index.js";
-import { IN_DOUBT_MESSAGE, OPEN_INTENTS, sentCall, type IntentDbRow } from "./intents.js";
+import {
+  DROP_FINISHED_INTENTS,
+  IN_DOUBT_MESSAGE,
+  OPEN_INTENTS,
+  sentCall,
+  type IntentDbRow,
+} from "./intents.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
 import * as batch from "./batch.js";
@@ -319,6 +325,13 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     return [...bySeq.values()];
   }
 
+  endStep(sessionId: string, stepIndex: number): void {
+    // Keeps the table to the steps under way, so the scans of it (no index, on purpose) stay short.
+    this.write("endStep", sessionId, () =>
+      stmt(this.db, DROP_FINISHED_INTENTS).run(sessionId, stepIndex, stepIndex),
+    );
+  }
+
   markInDoubt(sessionId: string): number {
     let n = 0;
     this.write(
@@ -441,12 +454,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       ).get(id)!.n;
       for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
       // Intents are only needed until their call has a row; one left open is a call still in doubt.
-      stmt(
-        this.db,
-        `DELETE FROM tool_intents WHERE session_id = ? AND EXISTS (SELECT 1 FROM tool_calls c
-          WHERE c.session_id = tool_intents.session_id AND c.step_index = tool_intents.step_index
-            AND c.seq = tool_intents.seq AND c.state != 'replayed')`,
-      ).run(id);
+      stmt(this.db, DROP_FINISHED_INTENTS).run(id, null, null);
     });
     this.written.delete(id);
   }

@@ -75,6 +75,7 @@ export class StepJournal {
   end(): { failure?: ToolError; halt?: StepHalt } {
     const st = this.open;
     this.open = undefined;
+    if (st) this.store?.endStep?.(this.s.session_id, st.step);
     return { failure: st?.failure, halt: st?.halt };
   }
 
