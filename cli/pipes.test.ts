@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG_DIR, distPath } from "../core/index.js";
 import { cliFolder, type CliFolder } from "./harness.js";
 import { parseDurationMs } from "./duration.js";
+import { SessionStore } from "../memory/index.js";
 
 const DEMO = `scripted:${join(DEFAULT_CONFIG_DIR, "demo", "calculator.yaml")}`;
 const QUERY = "What is 32 + 5 - 3 * 2";
@@ -92,6 +93,7 @@ describe("errors as JSON under --json", () => {
   const jsonError = (stdout: string) => (JSON.parse(stdout) as { error: Record<string, unknown> }).error;
 
   it("a command's error, a bad path, a usage error and a failed tool call each print {error: {code, …}}", async () => {
+    SessionStore.open(join(cli.dir, "pda.db")).close(); // a store, so the unknown id is what fails
     const unknown = await cli.pda(["show", "zzzz", "--json"]);
     expect(unknown.code).toBe(2);
     expect(jsonError(unknown.stdout)).toMatchObject({ code: "STORE_NOT_FOUND", exit_code: 2 });
@@ -106,9 +108,12 @@ describe("errors as JSON under --json", () => {
     expect(usage.code).toBe(2);
     expect(jsonError(usage.stdout)).toMatchObject({ code: "USAGE", message: "unknown option '--bogus'" });
 
-    const tool = await cli.pda(["call", "math.nosuch", "{}", "--json"]);
+    const tool = await cli.pda(["call", "math.divide", '{"a": 1, "b": 0}', "--json"]);
     expect(tool.code).toBe(1);
     expect(jsonError(tool.stdout)).toMatchObject({ code: "TOOL_ERROR", exit_code: 1 });
+    const nosuch = await cli.pda(["call", "math.nosuch", "{}", "--json"]);
+    expect(nosuch.code).toBe(2);
+    expect(jsonError(nosuch.stdout)).toMatchObject({ code: "TOOL_NOT_FOUND", exit_code: 2 });
 
     // Without --json the error stays a line on stderr and stdout stays empty.
     const plain = await cli.pda(["show", "zzzz"]);

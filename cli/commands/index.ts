@@ -62,7 +62,7 @@ export const COMMANDS: CommandEntry[] = [
     [
       "servers [options]",
       "the configured MCP servers: running, cached (tools known, not started), failed or disabled, with tool " +
-        "count and last error (exit 3 if one failed); servers not cached yet are started",
+        "count, the MCP revision it speaks and last error (exit 3 if one failed); servers not cached yet are started",
     ],
     async () => (await import("./servers.js")).register,
   ),

@@ -109,9 +109,14 @@ export function mapCallError(
           cause: e,
         });
       case ProtocolErrorCode.InvalidParams:
-        return new ToolError("TOOL_INVALID_ARGS", tool, `${tool}: ${stripMcpPrefix(e.message)}`, {
-          cause: e,
-        });
+        // Servers on the current spec answer a call of an unknown tool with invalid params; the SDK says so
+        // in its message. That is the caller naming a tool the server lacks, not bad arguments.
+        return new ToolError(
+          /\bTool \S+ not found\b/.test(e.message) ? "TOOL_NOT_FOUND" : "TOOL_INVALID_ARGS",
+          tool,
+          `${tool}: ${stripMcpPrefix(e.message)}`,
+          { cause: e },
+        );
       case ProtocolErrorCode.MethodNotFound:
         return new ToolError("TOOL_NOT_FOUND", tool, `${tool}: ${stripMcpPrefix(e.message)}`, { cause: e });
       default:

@@ -72,14 +72,13 @@ it("a modern-era and a legacy server in one session, and pda servers names the r
     }),
   );
   const r = await pda("run", "use both", "--model", `scripted:${model}`, "--hil", `scripted:${answers}`);
-  expect({ code: r.code, stderr: r.stderr, tail: r.code ? r.stdout.slice(-800) : "" }).toEqual({
-    code: 0,
-    stderr: "",
-    tail: "",
-  });
-  expect(r.stdout).toMatch(/"a":"new"/);
-  expect(r.stdout).toMatch(/"b":"old"/);
-  expect(r.stdout).toMatch(/"confirmed":true/);
+  // The answer alone on stdout, the live trace on stderr (with no error or warning line in it).
+  expect({ code: r.code, tail: r.code ? r.stderr.slice(-800) : "" }).toEqual({ code: 0, tail: "" });
+  expect(r.stdout.trim()).toBe("done");
+  expect(r.stderr).not.toMatch(/^(error|warning)\b/im);
+  expect(r.stderr).toMatch(/"a":"new"/);
+  expect(r.stderr).toMatch(/"b":"old"/);
+  expect(r.stderr).toMatch(/"confirmed":true/);
 
   const sqlite = new Database(join(dir, "pda.db"), { readonly: true });
   try {
