@@ -108,23 +108,25 @@ describe("terminal channel in tmux", () => {
       async (t) => {
         await t.waitFor("Answer the form?");
         await t.sendKeys("Enter");
-        await t.waitFor("Full name");
+        // The form's header lists every field too: wait for the prompt line ("? ..."), since
+        // inquirer drops keys typed before its prompt is live.
+        await t.waitFor(/^\? Full name/m);
         await t.type("Ada Lovelace");
         await t.sendKeys("Enter");
-        await t.waitFor("email (email)");
+        await t.waitFor(/^\? email \(email\)/m);
         await t.type("not-an-email");
         await t.sendKeys("Enter");
         await t.waitFor(/Invalid email/i);
         await t.sendKeys("C-u");
         await t.type("ada@example.org");
         await t.sendKeys("Enter");
-        await t.waitFor("seats (integer 1..9)");
+        await t.waitFor(/^\? seats \(integer 1\.\.9\)/m);
         await t.sendKeys("BSpace");
         await t.type("2");
         await t.sendKeys("Enter");
         await t.waitFor("class (one of economy, business, optional)");
         await t.sendKeys("Down", "Enter");
-        await t.waitFor("Send me offers");
+        await t.waitFor(/^\? Send me offers/m);
         await t.sendKeys("Enter");
         expect(await t.waitForExit()).toBe(0);
         expect(await answers(t)).toEqual([
