@@ -20,7 +20,7 @@ import {
   type McpServer,
 } from "@modelcontextprotocol/server";
 import { HostGuard } from "./rebinding.js";
-import { factoryOf, type CreateServer, type ServeOptions } from "./serve-eras.js";
+import { factoryOf, type CreateServer, type ServeOptions } from "./serve-types.js";
 
 /** `spec` is host:port, [v6]:port or a bare port. */
 export async function serveHttpFromArgs(

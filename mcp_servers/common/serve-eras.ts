@@ -4,26 +4,10 @@
  * for at start). Both serve both protocol eras through the SDK v2 entries: the 2025 era (`initialize`, what a
  * v1 client speaks) and the 2026-07-28 revision (`server/discover`, a `_meta` envelope on every request).
  */
-import type { McpServer, McpServerFactory } from "@modelcontextprotocol/server";
 import { serveStdio, type StdioServerHandle } from "@modelcontextprotocol/server/stdio";
-// Type only: the v1 serve.ts (for the legacy test servers) stays out of the bundles.
-import type { ServeOptions } from "./serve.js";
+import { factoryOf, type CreateServer, type ServeOptions } from "./serve-types.js";
 
-export type { ServeOptions };
-
-/** Which era a server instance serves; the modern era has no session, so per-client state cannot hang on one. */
-export type Era = "legacy" | "modern";
-
-/**
- * Makes a server instance for one serving unit: a stdio connection, a 2025-era HTTP session, or one
- * 2026-07-28 HTTP request (that era is stateless: an instance lives for one request).
- */
-export type CreateServer = (era: Era) => McpServer;
-
-/** The SDK's factory shape over ours: servers need only the era. */
-export function factoryOf(create: CreateServer): McpServerFactory {
-  return (ctx) => create(ctx.era);
-}
+export type { CreateServer, Era, ServeOptions } from "./serve-types.js";
 
 export async function serveEras(
   create: CreateServer,

@@ -11,7 +11,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { HostGuard } from "./rebinding.js";
-import type { ServeOptions } from "./serve.js";
+import type { ServeOptions } from "./serve-types.js";
 
 /** `spec` is host:port, [v6]:port or a bare port. */
 export async function serveHttpFromArgs(

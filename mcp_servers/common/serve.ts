@@ -7,10 +7,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 
-export interface ServeOptions {
-  /** Called once when the process is about to exit (close databases and the like). */
-  onShutdown?: () => void | Promise<void>;
-}
+import type { ServeOptions } from "./serve-types.js";
+
+export type { ServeOptions };
 
 export async function serve(
   create: () => McpServer,
