@@ -202,6 +202,15 @@ describe.skipIf(!hasChromium)("a robot session's renders, in Chromium", () => {
     const p = await page();
     await p.goto(`${ui.url}#/s/${id}`);
     await p.waitForSelector("#step-0 .renders");
+    // Both sides of the one step are drawn (no reason in words), and the step moved the block.
+    expect(await p.locator(".robot-note").count()).toBe(0);
+    expect(await p.locator(".render.none").count()).toBe(0);
+    await p.locator("#step-0 .renders").scrollIntoViewIfNeeded();
+    await loaded(p, ".renders img", 2);
+    const got = await images(p);
+    expect(got.map((g) => `${g.step} ${g.side}`)).toEqual(["step-0 Before", "step-0 After"]);
+    for (const g of got) expect(Buffer.from(g.png, "base64").subarray(1, 4).toString()).toBe("PNG");
+    expect(got[1]!.png).not.toBe(got[0]!.png);
     // The reset is the session's first call, outside any step: the episode the harness really started.
     const reset = p.locator(".card.tool").first();
     expect(await reset.locator("header").innerText()).toMatch(/outside a step/);
@@ -210,15 +219,6 @@ describe.skipIf(!hasChromium)("a robot session's renders, in Chromium", () => {
     expect(detail).toMatch(/"task": "put_block_in_target"/);
     expect(detail).toMatch(/"seed": 6/);
     expect(detail).toMatch(/Result[\s\S]*"instruction": "put the \w+ block/);
-    // Both sides of the one step are drawn (no reason in words), and the step moved the block.
-    await p.locator("#step-0 .renders").scrollIntoViewIfNeeded();
-    await loaded(p, ".renders img", 2);
-    expect(await p.locator(".robot-note").count()).toBe(0);
-    expect(await p.locator(".render.none").count()).toBe(0);
-    const got = await images(p);
-    expect(got.map((g) => `${g.step} ${g.side}`)).toEqual(["step-0 Before", "step-0 After"]);
-    for (const g of got) expect(Buffer.from(g.png, "base64").subarray(1, 4).toString()).toBe("PNG");
-    expect(got[1]!.png).not.toBe(got[0]!.png);
     await p.close();
     // `pda show` lists the reset as a call outside the steps.
     const show = await f.pda(["show", id]);
