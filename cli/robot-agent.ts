@@ -1,14 +1,15 @@
 /**
  * The agent policy for `pda robot bench --model …`: the real agent loop drives the robot MCP server (spawned
- * with the run's failure, feedback and check settings) from CODE steps. The harness resets each episode,
- * gives the loop the instruction wrapped in the robot prompt (prompts/robot/task.md), closes the episode if
- * the agent did not call finish, and reads the server's own episode record (so success is never self-reported).
+ * with the run's failure, feedback and check settings) from CODE steps. The harness resets each episode (a call
+ * the session logs as its first), gives the loop the instruction wrapped in the robot prompt
+ * (prompts/robot/task.md), closes the episode if the agent did not call finish, and reads the server's own
+ * episode record (so success is never self-reported).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { AgentLoop } from "../agent/index.js";
 import { configDir, configFile, loadConfigFile, loadProfile, ProfilesFile } from "../config/index.js";
-import { distPath, errorMessage, ToolError } from "../core/index.js";
+import { distPath, errorMessage, ToolError, type ToolCallRecord } from "../core/index.js";
 import { createChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig } from "../llm/index.js";
 import { MultiMCP } from "../mcp_servers/index.js";
@@ -99,12 +100,24 @@ export async function agentRunner(
   });
   const run: EpisodeRunner = async (task, seed) => {
     const t0 = performance.now();
-    const reset = (await hub.call("robot.reset", { task, seed })) as { instruction: string };
+    const resetArgs = { task, seed };
+    let resetCall: ToolCallRecord | undefined;
+    const reset = (await hub.call("robot.reset", resetArgs, { onRecord: (r) => (resetCall = r) })) as {
+      instruction: string;
+    };
+    // The reset is the session's too: logged as its first call (arguments and result included), the UI can
+    // play the episode from it and draw the scene of each step.
+    const priorCalls = resetCall
+      ? [{ ...resetCall, args_json: JSON.stringify(resetArgs), result_json: JSON.stringify(reset) }]
+      : [];
     let error: string | undefined;
     let note: string | undefined;
     let usage = { llm_calls: 0, tokens: 0, steps: 0 };
     try {
-      const session = await loop.run(robotQuery(reset.instruction, settings), { agent: "robot-bench" });
+      const session = await loop.run(robotQuery(reset.instruction, settings), {
+        agent: "robot-bench",
+        priorCalls,
+      });
       usage = {
         llm_calls: session.usage.llm_calls,
         tokens: session.usage.tokens,

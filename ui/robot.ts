@@ -2,7 +2,9 @@
  * A robot session's pictures: the episode is played again in the simulator from the robot tool calls the store
  * logged (arguments included), and the scene is drawn before and after each CODE step. A session and its
  * sub-agents share one episode, so the calls of the whole tree count, in the order they were logged; the
- * simulator is deterministic, so the same calls give the same scene.
+ * simulator is deterministic, so the same calls give the same scene. A call logged in no step counts like the
+ * others: `pda robot bench --model` logs the reset it makes before the session runs that way, so the episode
+ * starts there and the first step has a scene before it.
  */
 import { createHash } from "node:crypto";
 import { PdaError } from "../core/index.js";

@@ -6,6 +6,7 @@ import type {
   Clock,
   ModelProvider,
   SessionRecorder,
+  ToolCallRecord,
   ToolHost,
   ToolJournal,
 } from "../../core/index.js";
@@ -62,6 +63,11 @@ export interface RunOptions {
   sessionId?: string;
   parentSessionId?: string;
   agent?: string;
+  /**
+   * Calls the caller made for this session before running it (`pda robot bench` resets the episode to learn the
+   * instruction it puts in the query): logged as the session's first calls, in no step, so its log holds them.
+   */
+  priorCalls?: readonly ToolCallRecord[];
 }
 
 /** Where Ctrl-C presses come from, when a person can be asked what to do about them (the CLI's terminal). */

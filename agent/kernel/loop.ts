@@ -75,6 +75,7 @@ export class AgentLoop implements SessionDriver {
       agent: options.agent,
     });
     this.log.start(s);
+    for (const c of options.priorCalls ?? []) this.log.toolCall(s, undefined, c);
     return this.drive(s, { kind: "start" });
   }
 

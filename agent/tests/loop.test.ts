@@ -47,6 +47,30 @@ describe("AgentLoop", () => {
     expect(logged).toEqual(hubRecords.map((r) => [r.tool, r.bytes, r.latency_ms]));
   });
 
+  it("logs the calls its caller made for the session before running it first, in no step", async () => {
+    const { loop } = h.loop({
+      perception: [snap(), achieved("8")],
+      decision: [code(["Step 0: add"], 0, "return await add(5, 3)")],
+    });
+    // A call the caller made itself, as the hub recorded it, with what it was given and returned.
+    let prior: ToolCallRecord | undefined;
+    const five = await h.hub.call("math.add", { a: 2, b: 3 }, { onRecord: (r) => (prior = r) });
+    const record = { ...prior!, args_json: '{"a":2,"b":3}', result_json: JSON.stringify(five) };
+    const s = await loop.run("What is 2 + 3 + 3?", { priorCalls: [record] });
+    expect(s.status).toBe("succeeded");
+    expect(s.usage.tool_calls).toBe(2);
+    const calls = h.store.toolCalls({ session_id: s.session_id });
+    expect(calls.map((c) => [c.tool, c.step_index, c.args_json])).toEqual([
+      ["add", null, '{"a":2,"b":3}'],
+      ["add", 0, '{"a":5,"b":3}'],
+    ]);
+    expect(calls[0]).toMatchObject(record);
+    // The session's page shows it as a call outside any step, before the first step.
+    const kinds = h.store.timeline(s.session_id).events.map((e) => e.kind);
+    expect(kinds.indexOf("tool")).toBeGreaterThanOrEqual(0);
+    expect(kinds.indexOf("tool")).toBeLessThan(kinds.indexOf("step"));
+  });
+
   it("exits early when perception finds the goal already achieved: no plan, no step", async () => {
     const { loop, transport } = h.loop({ perception: [achieved("Hello! How can I help?")] });
     const s = await loop.run("hello");

@@ -3,13 +3,14 @@
  * CODE steps (reset and grasp, then carry and place). The page shows the scene drawn before and after each step
  * from the logged calls: real PNGs, the gripper moved between them, cached for good once the session ended.
  * A session that never used the robot shows none, and each call's arguments and result unfold under its row.
+ * A `pda robot bench --model` episode, reset by the harness before its session runs, is drawn the same way.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { distPath } from "../../core/index.js";
+import { PACKAGE_ROOT, distPath } from "../../core/index.js";
 import {
   CHROMIUM,
   achieved,
@@ -46,6 +47,9 @@ const PLACE = `
   const check = await check_task_completion({});
   await finish({claimed_success: check.success, reason: "placed the block in the target zone"});
   return check.success;`;
+
+/** A scripted model that solves put_block_in_target in one CODE step (mcp_servers/robot's own bench test). */
+const BENCH_SCRIPT = join(PACKAGE_ROOT, "mcp_servers/robot/tests/fixtures/put_block.script.yaml");
 
 let f: Folder;
 let ui: UiChild;
@@ -134,6 +138,20 @@ describe.skipIf(!hasChromium)("a robot session's renders, in Chromium", () => {
       perception: [snap(), achieved("5")],
       decision: [code(["Step 0: add"], 0, "return await add(2, 3)", "add")],
     });
+    const bench = await f.pda([
+      "robot",
+      "bench",
+      "--model",
+      `scripted:${BENCH_SCRIPT}`,
+      "--tasks",
+      "put_block_in_target",
+      "--seeds",
+      "6-6",
+      "--json",
+      "--out",
+      join(f.dir, "bench"),
+    ]);
+    expect(bench.code, bench.stderr).toBe(0);
     ui = await startUiChild(f);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   }, 180_000);
@@ -173,6 +191,39 @@ describe.skipIf(!hasChromium)("a robot session's renders, in Chromium", () => {
       await p.locator("#step-1").screenshot({ path: join(shots, "robot-step.png") });
     }
     await p.close();
+  });
+
+  it("draws a pda robot bench --model episode from the reset the harness made for its session", async () => {
+    const list = (await (await fetch(`${ui.url}api/sessions?agent=robot-bench`)).json()) as {
+      items: { session_id: string }[];
+    };
+    expect(list.items).toHaveLength(1);
+    const id = list.items[0]!.session_id;
+    const p = await page();
+    await p.goto(`${ui.url}#/s/${id}`);
+    await p.waitForSelector("#step-0 .renders");
+    // Both sides of the one step are drawn (no reason in words), and the step moved the block.
+    expect(await p.locator(".robot-note").count()).toBe(0);
+    expect(await p.locator(".render.none").count()).toBe(0);
+    await p.locator("#step-0 .renders").scrollIntoViewIfNeeded();
+    await loaded(p, ".renders img", 2);
+    const got = await images(p);
+    expect(got.map((g) => `${g.step} ${g.side}`)).toEqual(["step-0 Before", "step-0 After"]);
+    for (const g of got) expect(Buffer.from(g.png, "base64").subarray(1, 4).toString()).toBe("PNG");
+    expect(got[1]!.png).not.toBe(got[0]!.png);
+    // The reset is the session's first call, outside any step: the episode the harness really started.
+    const reset = p.locator(".card.tool").first();
+    expect(await reset.locator("header").innerText()).toMatch(/outside a step/);
+    await reset.locator("button.call-toggle").click();
+    const detail = (await reset.locator("tr.call-detail").textContent())!;
+    expect(detail).toMatch(/"task": "put_block_in_target"/);
+    expect(detail).toMatch(/"seed": 6/);
+    expect(detail).toMatch(/Result[\s\S]*"instruction": "put the \w+ block/);
+    await p.close();
+    // `pda show` lists the reset as a call outside the steps.
+    const show = await f.pda(["show", id]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(/tool robot\.reset ok/);
   });
 
   it("caches a finished session's renders for good, and answers a position past the episode with a reason", async () => {

@@ -30,11 +30,30 @@ afterEach(() => {
 
 type Call = [tool: string, args: Record<string, unknown> | undefined, extra?: Partial<ToolCallRecord>];
 
-/** A finished session with one CODE step whose robot calls are `calls`, as the loop logs them. */
-function session(id: string, calls: Call[], server = "robot", parent?: string): void {
+/** A robot call's record as the loop logs it. */
+function record(server: string, [tool, args, extra]: Call): ToolCallRecord {
+  return {
+    server,
+    tool,
+    ok: true,
+    latency_ms: 1,
+    bytes: 10,
+    started_at: new Date().toISOString(),
+    state: "done",
+    ...(args ? { args_json: JSON.stringify(args) } : {}),
+    ...extra,
+  };
+}
+
+/**
+ * A finished session with one CODE step whose robot calls are `calls`, as the loop logs them; `before`, calls
+ * logged ahead of the step in no step (the episode's reset `pda robot bench` makes for the session).
+ */
+function session(id: string, calls: Call[], server = "robot", parent?: string, before: Call[] = []): void {
   const now = new Date().toISOString();
   const s = newSession("move the robot", id, now);
   store.startSession(parent ? { ...s, parent_session_id: parent } : s);
+  for (const c of before) store.recordToolCall(id, null, record(server, c));
   store.saveStep(id, {
     index: 0,
     description: "move",
@@ -44,20 +63,7 @@ function session(id: string, calls: Call[], server = "robot", parent?: string): 
     attempts: 1,
     plan_version: 1,
   });
-  calls.forEach(([tool, args, extra], seq) =>
-    store.recordToolCall(id, 0, {
-      server,
-      tool,
-      ok: true,
-      latency_ms: 1,
-      bytes: 10,
-      started_at: new Date().toISOString(),
-      seq,
-      state: "done",
-      ...(args ? { args_json: JSON.stringify(args) } : {}),
-      ...extra,
-    }),
-  );
+  calls.forEach((c, seq) => store.recordToolCall(id, 0, { ...record(server, c), seq }));
 }
 
 async function get(path: string) {
@@ -130,6 +136,42 @@ describe("robot renders from the store", () => {
     // The parent's step ran the sub-agent: its "after" includes the child's move.
     const parent = (await panel("s-parent"))!;
     expect((parent.steps[0]!.after as { src: string }).src).toMatch(/^\/robot\/s-parent\/2\.png/);
+  });
+
+  it("starts the episode at a reset logged in no step (pda robot bench's), so the first step has a before", async () => {
+    session(
+      "s-prior",
+      [
+        ["get_observation", { format: "json" }],
+        ["move_to", { x: 0.1, y: 0.2, z: 0.2 }],
+      ],
+      "robot",
+      undefined,
+      [RESET],
+    );
+    const robot = (await panel("s-prior"))!;
+    expect(robot.note).toBeNull();
+    // Played: the reset (before the step), the observation and the move (the step's).
+    const before = robot.steps[0]!.before as { src: string };
+    const after = robot.steps[0]!.after as { src: string };
+    expect(before.src).toMatch(/^\/robot\/s-prior\/1\.png\?v=[\w-]+$/);
+    expect(after.src).toMatch(/^\/robot\/s-prior\/3\.png\?v=[\w-]+$/);
+    const [b, a] = [await get(before.src), await get(after.src)];
+    for (const png of [b, a]) {
+      expect(png.status).toBe(200);
+      expect(png.body.subarray(1, 4).toString()).toBe("PNG");
+    }
+    // The step moved the gripper: another picture after it than the reset's scene before it.
+    expect(a.body.equals(b.body)).toBe(false);
+    // The same episode logged inside the step draws the same scene after the same calls.
+    session("s-inside", [
+      RESET,
+      ["get_observation", { format: "json" }],
+      ["move_to", { x: 0.1, y: 0.2, z: 0.2 }],
+    ]);
+    const inside = (await panel("s-inside"))!;
+    expect((await get((inside.steps[0]!.after as { src: string }).src)).body.equals(a.body)).toBe(true);
+    expect((await get("/robot/s-inside/1.png")).body.equals(b.body)).toBe(true);
   });
 
   it("says why when the task is unknown or the calls were logged without arguments", async () => {
