@@ -65,6 +65,33 @@ const onlyBundled: Plugin = {
   },
 };
 
+/**
+ * The SDK v2 client imports its default JSON Schema validator (a copy of Ajv inlined, ~200 KB to parse at every
+ * start) from its `_shims` entry, though it validates only the results of tools that declare an output schema.
+ * Here the shim builds it at first use, from node_modules (the bundled servers do the same).
+ */
+const clientAjvAtFirstUse: Plugin = {
+  name: "mcp-client-ajv-at-first-use",
+  setup(b) {
+    b.onResolve({ filter: /^@modelcontextprotocol\/client\/_shims$/ }, () => ({
+      path: "mcp-client-shims",
+      namespace: "pda-shims",
+    }));
+    b.onLoad({ filter: /.*/, namespace: "pda-shims" }, () => ({
+      loader: "js",
+      contents: `import { createRequire } from "node:module";
+export const CORS_IS_POSSIBLE = false;
+export class DefaultJsonSchemaValidator {
+  #ajv;
+  getValidator(schema) {
+    this.#ajv ??= new (createRequire(import.meta.url)("@modelcontextprotocol/client/validators/ajv").AjvJsonSchemaValidator)();
+    return this.#ajv.getValidator(schema);
+  }
+}`,
+    }));
+  },
+};
+
 /** Bundle main.ts into `outdir` (main.js and its chunks), replacing earlier chunks. */
 export async function bundleCli(outdir: string = join(PACKAGE_ROOT, "dist")): Promise<void> {
   rmSync(join(outdir, CLI_CHUNKS), { recursive: true, force: true });
@@ -86,7 +113,7 @@ export async function bundleCli(outdir: string = join(PACKAGE_ROOT, "dist")): Pr
     minifySyntax: true,
     metafile: true,
     logLevel: "warning",
-    plugins: [onlyBundled],
+    plugins: [clientAjvAtFirstUse, onlyBundled],
     // CommonJS dependencies call require(); an ES module has none unless given one.
     banner: {
       js: "import { createRequire as __pdaRequire } from 'node:module'; const require = __pdaRequire(import.meta.url);",
