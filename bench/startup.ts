@@ -7,9 +7,10 @@
  * commands alternates between rounds; each figure is the median of its per-round ratios. Also the number of
  * modules each command loads, and optionally how many of N concurrent scripted runs succeed with their tools.
  * Prints JSON.
- *   node dist/bench/startup.js [--rounds 7] [--concurrent 8,16] [--root <package folder>]
+ *   node dist/bench/startup.js [--rounds 7] [--concurrent 8,16] [--root <package folder>] [--before <folder>]
  * --root measures another build's dist/main.js (e.g. a checkout of an older commit) against this one's
- * baselines.
+ * baselines; --before adds another build's commands (`<name>_before`) to the same rounds, interleaved with
+ * this one's, for a before/after comparison on a machine whose load changes.
  */
 import { execFile } from "node:child_process";
 import {
@@ -32,11 +33,13 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "7" },
     concurrent: { type: "string", default: "" },
     root: { type: "string", default: PACKAGE_ROOT },
+    before: { type: "string", default: "" },
   },
 });
 const ROUNDS = Number(values.rounds);
 const ROOT = resolve(values.root!);
 const MAIN = join(ROOT, "dist", "main.js");
+const BEFORE = values.before ? join(resolve(values.before), "dist", "main.js") : undefined;
 const DEMO_MODEL = join(PACKAGE_ROOT, "config", "demo", "calculator.yaml");
 const DEMO_QUERY = "What is 32 + 5 - 3 * 2";
 const MINIMAL = distPath("bench/startup-minimal.js");
@@ -105,6 +108,8 @@ const node = process.execPath;
 const db = join(dir, "pda.db");
 const pda = (config: string, ...args: string[]) => [node, MAIN, "--config", config, "--db", db, ...args];
 const run = (config: string) => pda(config, "run", DEMO_QUERY, "--model", `scripted:${DEMO_MODEL}`, "--json");
+/** The same command line with the --before build's main.js. */
+const before = (argv: string[]) => argv.map((a) => (a === MAIN ? BEFORE! : a));
 
 const COMMANDS: Record<string, string[]> = {
   node_e0: [node, "-e", "0"],
@@ -119,7 +124,13 @@ const COMMANDS: Record<string, string[]> = {
 };
 
 /** Runs per measurement of the commands that take a few hundredths of a second. */
-const REPS: Record<string, number> = { node_e0: 10, version: 10, help: 10 };
+const REPS: Record<string, number> = {
+  node_e0: 10,
+  version: 10,
+  help: 10,
+  version_before: 10,
+  help_before: 10,
+};
 
 /** Ratio name → [command, its baseline]. */
 const RATIOS: Record<string, [string, string]> = {
@@ -130,6 +141,13 @@ const RATIOS: Record<string, [string, string]> = {
   run_math: ["run_math", "minimal_calls"],
   run_bundled: ["run_bundled", "minimal_calls"],
 };
+
+if (BEFORE) {
+  for (const name of ["version", "help", "run_math", "run_bundled"]) {
+    COMMANDS[`${name}_before`] = before(COMMANDS[name]!);
+    RATIOS[`${name}_before`] = [`${name}_before`, RATIOS[name]![1]];
+  }
+}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -176,6 +194,10 @@ async function modules() {
     tools_math: await count(COMMANDS.tools_math!),
     run_math: await count(COMMANDS.run_math!),
     minimal_calls: await count(COMMANDS.minimal_calls!),
+    ...(BEFORE && {
+      help_before: await count(COMMANDS.help_before!),
+      run_math_before: await count(COMMANDS.run_math_before!),
+    }),
   };
 }
 
@@ -216,6 +238,7 @@ try {
   const out = {
     bench: "startup",
     main: MAIN,
+    ...(BEFORE && { before: BEFORE }),
     rounds: ROUNDS,
     load_avg_1m: r2(loadavg()[0]!),
     targets: { version_help_cpu_vs_node_e0: 2, run_cpu_vs_minimal: 1.3 },

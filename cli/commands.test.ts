@@ -8,6 +8,7 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../core/index.js";
 import { loadedModules } from "../testing/modules.js";
+import { cliFolder } from "./harness.js";
 import { COMMANDS, addPlaceholders, baseProgram, commandName } from "./commands/index.js";
 
 const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
@@ -73,6 +74,34 @@ describe("what a command loads", () => {
     });
     expect(r.code).toBe(0);
     expect(matching(r.modules, HEAVY.slice(0, 5))).toEqual([]);
+  });
+
+  it("the scripted demo run loads neither undici (no proxy set) nor the v1 MCP SDK client (no login)", async () => {
+    const cli = cliFolder("pda-run-modules-");
+    try {
+      const r = await loadedModules(
+        [
+          MAIN,
+          ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
+          ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`, "--json"],
+        ],
+        { cwd: cli.dir, env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" } },
+      );
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ status: "succeeded", tool_calls: 3 });
+      // The run did its work: the hub's client (SDK v2) and the store were loaded.
+      expect(matching(r.modules, ["/node_modules/@modelcontextprotocol/client/"])).not.toEqual([]);
+      expect(matching(r.modules, ["/node_modules/better-sqlite3/"])).not.toEqual([]);
+      expect(
+        matching(r.modules, [
+          "/node_modules/undici/",
+          "/node_modules/@modelcontextprotocol/sdk/dist/esm/client/",
+          "/node_modules/zod-to-json-schema/",
+        ]),
+      ).toEqual([]);
+    } finally {
+      cli.close();
+    }
   });
 
   it("`pda robot tasks` loads neither the agent runtime nor the progress bar (they are for `robot bench`)", async () => {

@@ -1,9 +1,10 @@
 /**
  * HTTPS_PROXY / HTTP_PROXY / NO_PROXY for every provider. Node's own fetch ignores them, so a client that
  * should go through a proxy gets undici's fetch with an EnvHttpProxyAgent (undici's fetch, not the global one:
- * a dispatcher only works with the fetch of the same undici).
+ * a dispatcher only works with the fetch of the same undici). undici (~110 modules) is imported at the first
+ * proxied request: a run without a proxy, or with a scripted model, never loads it (#16).
  */
-import { EnvHttpProxyAgent, fetch as undiciFetch } from "undici";
+import type { EnvHttpProxyAgent } from "undici";
 
 export interface ProxiedFetch {
   fetch: typeof globalThis.fetch;
@@ -11,6 +12,9 @@ export interface ProxiedFetch {
   proxy: string;
 }
 
+type Undici = typeof import("undici");
+
+let undici: Promise<Undici> | undefined;
 const agents = new Map<string, EnvHttpProxyAgent>();
 
 /** A fetch that goes through the proxy the environment names, or undefined when none is set. */
@@ -21,13 +25,18 @@ export function proxiedFetch(env: NodeJS.ProcessEnv): ProxiedFetch | undefined {
   const noProxy = env.NO_PROXY ?? env.no_proxy ?? "";
   // "" (not undefined) so undici does not read process.env behind the injected env's back.
   const key = JSON.stringify([httpProxy, httpsProxy, noProxy]);
-  let agent = agents.get(key);
-  if (!agent) {
-    agent = new EnvHttpProxyAgent({ httpProxy: httpProxy ?? "", httpsProxy: httpsProxy ?? "", noProxy });
-    agents.set(key, agent);
-  }
-  const dispatcher = agent;
-  const fetch = ((input: Parameters<typeof undiciFetch>[0], init?: Parameters<typeof undiciFetch>[1]) =>
-    undiciFetch(input, { ...init, dispatcher })) as unknown as typeof globalThis.fetch;
+  const fetch = (async (input: Parameters<Undici["fetch"]>[0], init?: Parameters<Undici["fetch"]>[1]) => {
+    const { EnvHttpProxyAgent, fetch: undiciFetch } = await (undici ??= import("undici"));
+    let dispatcher = agents.get(key);
+    if (!dispatcher) {
+      dispatcher = new EnvHttpProxyAgent({
+        httpProxy: httpProxy ?? "",
+        httpsProxy: httpsProxy ?? "",
+        noProxy,
+      });
+      agents.set(key, dispatcher);
+    }
+    return undiciFetch(input, { ...init, dispatcher });
+  }) as unknown as typeof globalThis.fetch;
   return { fetch, proxy: (httpsProxy ?? httpProxy)! };
 }

@@ -1,13 +1,15 @@
 /**
  * Which modules a Node command loads: runs it with a loader hook (--import) that records every ES module URL
  * and, at exit, every CommonJS file in require.cache. For the start-up test (what `pda --help` pulls in) and
- * bench/startup.ts (module counts before/after).
+ * bench/startup.ts (module counts before/after). A bundled CLI (cli/bundle.ts) loads a few chunk files; each is
+ * listed as the source files bundled into it (dist/cli/chunks/inputs.json), named as the unbundled build would
+ * load them, so the same checks hold for both builds.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const HOOKS = `let port;
 export function initialize(data) { port = data.port; }
@@ -37,6 +39,31 @@ export interface ModuleList {
   modules: string[];
 }
 
+/**
+ * The URLs of the source files in a bundle output (`file:///<root>/dist/<output>`) as the unbundled build
+ * names them: `cli/run.ts` as dist/cli/run.js, a package file where it lies; `url` itself when not an output.
+ */
+function unbundled(url: string, manifests: Map<string, Record<string, string[]> | null>): string[] {
+  const m = /^(file:\/\/.*)\/dist\/(.+)$/.exec(url);
+  if (!m) return [url];
+  const root = fileURLToPath(m[1]!);
+  if (!manifests.has(root)) {
+    const file = join(root, "dist", "cli", "chunks", "inputs.json");
+    manifests.set(
+      root,
+      existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, string[]>) : null,
+    );
+  }
+  const inputs = manifests.get(root)?.[m[2]!];
+  if (!inputs) return [url];
+  return inputs.map(
+    (i) =>
+      pathToFileURL(
+        i.includes("node_modules/") ? resolve(root, i) : join(root, "dist", i.replace(/\.ts$/, ".js")),
+      ).href,
+  );
+}
+
 /** Run `node <args>` and list the modules it loaded. */
 export async function loadedModules(
   args: string[],
@@ -58,9 +85,11 @@ export async function loadedModules(
       child.stdin?.end();
     });
     const own = new Set([register, pathToFileURL(join(dir, "hooks.mjs")).href]);
+    const manifests = new Map<string, Record<string, string[]> | null>();
     const modules = readFileSync(out, "utf8")
       .split("\n")
-      .filter((u) => u && !own.has(u));
+      .filter((u) => u && !own.has(u))
+      .flatMap((u) => unbundled(u, manifests));
     return { code, stdout, modules };
   } finally {
     rmSync(dir, { recursive: true, force: true });

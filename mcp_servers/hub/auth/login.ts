@@ -1,7 +1,8 @@
-/** `pda auth login | logout | status` as functions: what the CLI command calls, and what the tests call. */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+/**
+ * `pda auth login | logout | status` as functions: what the CLI command calls, and what the tests call. The
+ * v1 SDK client a login connects with (with Ajv and zod-to-json-schema, ~140 modules) is imported by `login`
+ * only: the hub imports this folder for every remote server, and a run never logs in this way (#16).
+ */
 import type { FetchLike } from "@modelcontextprotocol/client";
 import { authFetch } from "./flow.js";
 import type { Person } from "./person.js";
@@ -40,6 +41,11 @@ export async function login(server: RemoteServer, opts: LoginOptions): Promise<L
   provider.rememberScope(opts.scope);
   provider.forgetTokens();
   const fetch = authFetch(provider, opts.fetch ?? globalThis.fetch, { person: opts.person });
+  const [{ Client }, { SSEClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/sse.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  ]);
   const url = new URL(server.url);
   const requestInit = { headers: server.headers };
   const transport =

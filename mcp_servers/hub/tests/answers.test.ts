@@ -59,4 +59,32 @@ describe("pda tools", () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/care\.indented\(\)[^\n]*\n {2}Read a file\.\n/);
   });
+
+  it("`pda call` checks a result against the tool's output schema (the bundled CLI builds its validator at first use)", () => {
+    const yaml = join(dir, "liar.yaml");
+    writeFileSync(
+      yaml,
+      [
+        "servers:",
+        "  - id: care",
+        `    command: ${JSON.stringify(process.execPath)}`,
+        `    args: [${JSON.stringify(HOSTILE_SERVER)}, --liar]`,
+      ].join("\n"),
+    );
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(PACKAGE_ROOT, "dist/main.js"),
+        "--db",
+        join(dir, "liar.db"),
+        "--config",
+        yaml,
+        "call",
+        "care.liar",
+      ],
+      { encoding: "utf8", timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } },
+    );
+    expect(r.status).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(/answered care\.liar outside its own output schema/);
+  });
 });

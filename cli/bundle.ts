@@ -1,0 +1,133 @@
+/**
+ * Build step after tsc (`npm run build`): the CLI entry (dist/main.js) becomes a bundle written over the tsc
+ * output, with a chunk per dynamic import under dist/cli/chunks/, so a command still loads only its own code
+ * (a tsc-only build is the unbundled CLI: slower to start, same behaviour). Why: resolving, reading and
+ * compiling ~500 module files cost a scripted `pda run` more CPU than its work (#16).
+ *   node dist/cli/bundle.js [outdir]   (default: dist/ of this package)
+ * Only pda's own code and the libraries a run loads are bundled; every other package (the model SDKs, OTel,
+ * the queue, the UI server, the prompts, native and WebAssembly code) is imported from node_modules at first
+ * use as before. Ajv stays outside too: core/tool-args.ts requires it, and one copy is compiled, not two.
+ * dist/cli/chunks/inputs.json names the source files of each output, for testing/modules.ts.
+ * Stack traces name pda's functions (identifiers are kept); `node --enable-source-maps` maps them to the source.
+ */
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build, type Plugin } from "esbuild";
+import { PACKAGE_ROOT } from "../core/index.js";
+
+export const CLI_CHUNKS = "cli/chunks";
+
+/** The packages a scripted `pda run` loads (pure JS), bundled; any other bare import stays external. */
+const BUNDLED = new Set([
+  "@modelcontextprotocol/client",
+  "@modelcontextprotocol/core",
+  "@modelcontextprotocol/sdk",
+  "acorn",
+  "acorn-walk",
+  "chalk",
+  "commander",
+  "cross-spawn",
+  "env-paths",
+  "eventsource",
+  "eventsource-parser",
+  "fast-deep-equal",
+  "fast-uri",
+  "fastest-levenshtein",
+  "is-safe-filename",
+  "isexe",
+  "json-schema-traverse",
+  "jsonrepair",
+  "minisearch",
+  "path-key",
+  "pkce-challenge",
+  "shebang-command",
+  "shebang-regex",
+  "strip-json-comments",
+  "which",
+  "yaml",
+  "zod",
+]);
+
+/** The package a bare specifier names: `zod/v4/core` → `zod`, `@scope/pkg/sub` → `@scope/pkg`. */
+function packageOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
+}
+
+const onlyBundled: Plugin = {
+  name: "pda-bundled-packages-only",
+  setup(b) {
+    b.onResolve({ filter: /^[^./#]/ }, (args) => {
+      if (args.path.startsWith("node:") || BUNDLED.has(packageOf(args.path))) return undefined;
+      return { path: args.path, external: true };
+    });
+  },
+};
+
+/**
+ * The SDK v2 client imports its default JSON Schema validator (a copy of Ajv inlined, ~200 KB to parse at every
+ * start) from its `_shims` entry, though it validates only the results of tools that declare an output schema.
+ * Here the shim builds it at first use, from node_modules (the bundled servers do the same).
+ */
+const clientAjvAtFirstUse: Plugin = {
+  name: "mcp-client-ajv-at-first-use",
+  setup(b) {
+    b.onResolve({ filter: /^@modelcontextprotocol\/client\/_shims$/ }, () => ({
+      path: "mcp-client-shims",
+      namespace: "pda-shims",
+    }));
+    b.onLoad({ filter: /.*/, namespace: "pda-shims" }, () => ({
+      loader: "js",
+      contents: `import { createRequire } from "node:module";
+export const CORS_IS_POSSIBLE = false;
+export class DefaultJsonSchemaValidator {
+  #ajv;
+  getValidator(schema) {
+    this.#ajv ??= new (createRequire(import.meta.url)("@modelcontextprotocol/client/validators/ajv").AjvJsonSchemaValidator)();
+    return this.#ajv.getValidator(schema);
+  }
+}`,
+    }));
+  },
+};
+
+/** Bundle main.ts into `outdir` (main.js and its chunks), replacing earlier chunks. */
+export async function bundleCli(outdir: string = join(PACKAGE_ROOT, "dist")): Promise<void> {
+  rmSync(join(outdir, CLI_CHUNKS), { recursive: true, force: true });
+  const { metafile } = await build({
+    absWorkingDir: PACKAGE_ROOT,
+    entryPoints: ["main.ts"],
+    outbase: ".",
+    outdir,
+    allowOverwrite: true,
+    splitting: true,
+    chunkNames: `${CLI_CHUNKS}/[name]-[hash]`,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    sourcemap: true,
+    // Less text to parse at every start; names are kept, as errors are told apart by their class names.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    metafile: true,
+    logLevel: "warning",
+    plugins: [clientAjvAtFirstUse, onlyBundled],
+    // CommonJS dependencies call require(); an ES module has none unless given one.
+    banner: {
+      js: "import { createRequire as __pdaRequire } from 'node:module'; const require = __pdaRequire(import.meta.url);",
+    },
+  });
+  const inputs: Record<string, string[]> = {};
+  for (const [out, o] of Object.entries(metafile.outputs)) {
+    if (!out.endsWith(".js")) continue;
+    inputs[relative(outdir, resolve(PACKAGE_ROOT, out))] = Object.keys(o.inputs);
+  }
+  mkdirSync(join(outdir, CLI_CHUNKS), { recursive: true });
+  writeFileSync(join(outdir, CLI_CHUNKS, "inputs.json"), JSON.stringify(inputs));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await bundleCli(process.argv[2] ? resolve(process.argv[2]) : undefined);
+}
