@@ -80,7 +80,7 @@ async function startServer(record: string): Promise<{ url: string; pid: number; 
     const rl = createInterface({ input: child.stdout! });
     rl.once("line", (line) => resolve(line.trim()));
     child.once("exit", (code) => reject(new Error(`fake server exited (${code})`)));
-    setTimeout(() => reject(new Error("fake server did not start in 10 s")), 10_000).unref();
+    setTimeout(() => reject(new Error("fake server did not start in 60 s")), 60_000).unref();
   });
   return { url, pid: child.pid!, stop: () => child.stdin!.end() };
 }
