@@ -5,6 +5,11 @@
  * takes a simulated latency (the fake Gemini server, in its own process); a real redis-server on a free
  * port; every pda a real process with its own store and math server. Prints JSON.
  *
+ * CPU (utime + stime from /proc, so a loaded machine moves it far less than wall time) per query of the queue
+ * path: the workers with their MCP servers from "waiting for jobs" to the run's end (start-up apart), Redis
+ * over the run, and the submitting `pda batch` whole; beside it the local batch's whole process.
+ * `--prof DIR` writes V8 CPU profiles of each worker and each `pda batch` there (node --cpu-prof).
+ *
  *   node dist/bench/distributed.js [--queries 400] [--latency 200] [--workers 1,2,4] [--concurrency 8]
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -24,6 +29,7 @@ const { values } = parseArgs({
     latency: { type: "string", default: "200" },
     workers: { type: "string", default: "1,2,4" },
     concurrency: { type: "string", default: "8" },
+    prof: { type: "string" },
   },
 });
 const n = Number(values.queries);
@@ -37,13 +43,29 @@ interface Proc {
   exit: Promise<number | null>;
 }
 
-function pda(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+function pda(args: string[], env: NodeJS.ProcessEnv, node: string[] = []): Proc {
+  const child = spawn(process.execPath, [...node, MAIN, ...args], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   const exit = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return { child, stderr: () => err, exit };
 }
+
+const children = (p: number): number[] => {
+  try {
+    return readFileSync(`/proc/${p}/task/${p}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+};
+const tree = (p: number): number[] => [p, ...children(p).flatMap(tree)];
 
 /** Resident memory of a process and its children (a worker with its MCP servers), in MB. */
 function treeRssMb(pid: number): number {
@@ -54,19 +76,33 @@ function treeRssMb(pid: number): number {
       return 0;
     }
   };
-  const children = (p: number): number[] => {
-    try {
-      return readFileSync(`/proc/${p}/task/${p}/children`, "utf8")
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
-  const walk = (p: number): number => rss(p) + children(p).reduce((s, c) => s + walk(c), 0);
-  return Math.round(walk(pid) / 1024);
+  return Math.round(tree(pid).reduce((s, p) => s + rss(p), 0) / 1024);
+}
+
+/** /proc/<pid>/stat fields after the command name: [11] utime, [12] stime, [13] cutime, [14] cstime. */
+function stat(pid: number | "self"): number[] {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text
+      .slice(text.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+  } catch {
+    return []; // gone
+  }
+}
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+/** CPU ms by pid of a process and everything under it, so a child that exits is not lost. */
+function treeCpu(pid: number): Map<number, number> {
+  return new Map(tree(pid).map((p) => [p, ((stat(p)[11] ?? 0) + (stat(p)[12] ?? 0)) * TICK_MS]));
+}
+function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  return [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+}
+/** CPU ms of this process's children that have exited and been waited for (a finished `pda batch`). */
+function reapedCpu(): number {
+  const f = stat("self");
+  return ((f[13] ?? 0) + (f[14] ?? 0)) * TICK_MS;
 }
 
 async function fakeModel(): Promise<{ url: string; stop(): void }> {
@@ -107,9 +143,13 @@ async function main() {
   const batch = async (name: string, extra: string[]) => {
     const out = join(dir, name);
     const t0 = performance.now();
-    const p = pda(["batch", input, "--out", out, "--db", join(dir, `${name}.db`), ...extra], env);
+    const cpu0 = reapedCpu();
+    const prof = values.prof ? ["--cpu-prof", "--cpu-prof-dir", join(values.prof, name)] : [];
+    const p = pda(["batch", input, "--out", out, "--db", join(dir, `${name}.db`), ...extra], env, prof);
     const code = await p.exit;
     const wall = performance.now() - t0;
+    // Only this child exits in the window (the workers and their servers live on), so the delta is its own.
+    const cpuMs = reapedCpu() - cpu0;
     if (code !== 0) throw new Error(`${name}: exit ${code}\n${p.stderr()}`);
     const rows = parse(readFileSync(join(out, "test_queries_output.csv"), "utf8"), {
       columns: true,
@@ -118,7 +158,7 @@ async function main() {
     if (rows.length !== n || bad.length)
       throw new Error(`${name}: ${rows.length}/${n} rows, ${bad.length} bad`);
     const calls = rows.reduce((s, r) => s + Number(r["LLM Calls"]), 0);
-    return { wall, calls };
+    return { wall, calls, cpuMs };
   };
 
   const workerRuns = [];
@@ -138,6 +178,7 @@ async function main() {
             String(concurrency),
           ],
           env,
+          values.prof ? ["--cpu-prof", "--cpu-prof-dir", join(values.prof, `w${w}-${i}`)] : [],
         ),
       );
       const deadline = Date.now() + 60_000;
@@ -146,8 +187,12 @@ async function main() {
           throw new Error(`workers not ready:\n${workers.map((p) => p.stderr()).join("\n")}`);
         await new Promise((r) => setTimeout(r, 100));
       }
+      const workersCpu0 = workers.map((p) => treeCpu(p.child.pid!));
+      const redisCpu0 = treeCpu(redis.proc.pid!);
       // The run's --concurrency is the model calls in flight the workers share: all of theirs here.
       const r = await batch(`queue-${w}`, ["--queue", redis.url, "--concurrency", String(w * concurrency)]);
+      const workersMs = workers.reduce((s, p, i) => s + cpuSince(workersCpu0[i]!, treeCpu(p.child.pid!)), 0);
+      const redisMs = cpuSince(redisCpu0, treeCpu(redis.proc.pid!));
       const memory = workers.map((p) => treeRssMb(p.child.pid!));
       for (const p of workers) p.child.kill("SIGTERM");
       await Promise.all(workers.map((p) => p.exit));
@@ -160,6 +205,12 @@ async function main() {
         ratio: +(r.wall / ideal).toFixed(3),
         queries_per_s: +((n / r.wall) * 1000).toFixed(2),
         rss_mb_per_worker_with_servers: memory,
+        cpu_ms_per_query: {
+          workers_with_servers: +(workersMs / n).toFixed(1),
+          redis: +(redisMs / n).toFixed(1),
+          submitter: +(r.cpuMs / n).toFixed(1),
+          total: +((workersMs + redisMs + r.cpuMs) / n).toFixed(1),
+        },
         ...(w === 1 ? { overhead_ms_per_query_vs_local: +((r.wall - local.wall) / n).toFixed(2) } : {}),
       });
     }
@@ -172,13 +223,16 @@ async function main() {
       model_latency_ms: latency,
       note:
         "wall = whole `pda batch` process (start, enqueue, wait, adopt, CSVs); ideal = model calls × latency / " +
-        "total concurrency; overhead = (queue wall with 1 worker − local wall at the same concurrency) / queries",
+        "total concurrency; overhead = (queue wall with 1 worker − local wall at the same concurrency) / queries; " +
+        "CPU: workers with their servers from ready to the run's end, Redis over the run, the submitter whole",
       local: {
         concurrency,
         wall_ms: Math.round(local.wall),
         ideal_ms: Math.round(localIdeal),
         ratio: +(local.wall / localIdeal).toFixed(3),
         queries_per_s: +((n / local.wall) * 1000).toFixed(2),
+        /** The whole `pda batch` process with its servers, start-up included. */
+        cpu_ms_per_query: +(local.cpuMs / n).toFixed(1),
       },
       queue: workerRuns,
       load_avg_1m: {

@@ -413,8 +413,8 @@ export function toolCalls(db: Database.Database, filter: ToolCallFilter = {}): T
   const where = conditions.map(([c]) => c);
   const params = conditions.map(([, p]) => p);
   const sql = `SELECT * FROM tool_calls ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`;
-  return db
-    .prepare<unknown[], ToolCallDbRow>(sql)
+  // Prepared once per filter shape: a batch reads each query's calls back for its row.
+  return stmt<ToolCallDbRow>(db, sql)
     .all(...params, f.limit)
     .map(toolCallRow);
 }

@@ -13,7 +13,7 @@ import {
   type SessionRecorder,
 } from "../core/index.js";
 import type { ModelProvider } from "../core/index.js";
-import type { SessionStore } from "../memory/index.js";
+import type { SessionStore, ToolCallRow } from "../memory/index.js";
 import { matchExpected, type Verdict } from "./correct.js";
 import { QueryDeadline } from "./deadline.js";
 import { judge } from "./judge.js";
@@ -46,7 +46,8 @@ export interface QueryContext {
 }
 
 export type QueryResult =
-  | { kind: "done"; outcome: ItemOutcome; judgeTokens: number }
+  /** `toolCalls`: the session's tool calls as the store logged them (the outcome was built from them). */
+  | { kind: "done"; outcome: ItemOutcome; judgeTokens: number; toolCalls: ToolCallRow[] }
   /** Not the query's fault (Ctrl-C, a model that cannot be used): the row stays pending for --resume. */
   | { kind: "pending"; reason: string; fatal: PdaError | null };
 
@@ -112,19 +113,20 @@ export async function runQuery(
       judgeTokens = j.tokens;
     } else verdict = matchExpected(answer, item.expected, { tolerance: ctx.tolerance });
   }
+  const toolCalls = toolCallsOf(ctx.store, session.id);
   const outcome = buildOutcome({
     item,
     sessionId: session.id,
     session: result,
     error,
     timedOut,
-    toolCalls: toolCallsOf(ctx.store, session.id),
+    toolCalls,
     verdict,
     rateLimited: limited.rateLimited(),
     durationMs: clock.now() - started,
     finishedAt: clock.iso(),
   });
-  return { kind: "done", outcome, judgeTokens };
+  return { kind: "done", outcome, judgeTokens, toolCalls };
 }
 
 /** The query's models behind the shared limiter; waiting on the limiter pauses the query's deadline. */

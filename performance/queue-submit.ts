@@ -5,7 +5,7 @@
  * arrives twice (a job taken again after its worker stalled) is adopted once; a submitter that died is
  * re-attached by `--resume`, which enqueues nothing twice (the job ids are the run's row ids).
  */
-import type { Queue, QueueEvents } from "bullmq";
+import type { JobType, Queue, QueueEvents } from "bullmq";
 import { ConfigError, PdaError, errorMessage } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { RunLedger } from "./ledger.js";
@@ -34,6 +34,17 @@ export interface QueueOptions extends BatchOptions {
 
 /** Jobs are attempted this often when a worker throws (a stalled job is taken again regardless). */
 const ATTEMPTS = 3;
+
+/** Every list a job can be in: a pending job in none of them is gone from Redis. */
+const ANY_STATE: JobType[] = [
+  "active",
+  "completed",
+  "failed",
+  "delayed",
+  "prioritized",
+  "waiting",
+  "waiting-children",
+];
 
 export async function runQueued(
   opts: QueueOptions,
@@ -91,7 +102,12 @@ class Attachment {
     const ids = this.byJob;
     const ours = (id: string) => ids.has(id);
     this.events.on("active", ({ jobId: id }) => ours(id) && this.markActive(id));
-    this.events.on("completed", ({ jobId: id }) => ours(id) && void this.checkOrStop(id));
+    // The event carries the result: adopted from it, without reading the job back (a round trip and the
+    // result's bytes again per query).
+    this.events.on(
+      "completed",
+      ({ jobId: id, returnvalue }) => ours(id) && void this.checkOrStop(id, { returnvalue }),
+    );
     this.events.on("failed", ({ jobId: id }) => ours(id) && void this.checkOrStop(id));
     this.events.on("progress", ({ jobId: id, data }) => ours(id) && this.note(id, data));
     await this.enqueue();
@@ -141,13 +157,20 @@ class Attachment {
   private async sweepUntilDone(): Promise<void> {
     const every = this.opts.sweepMs ?? 2000;
     while (!this.run.stop && this.pending() > 0) {
+      // Three reads of the queue's id lists per sweep, not one state read per pending job: a run's pending jobs
+      // are many, the active and finished ones not yet adopted few. Each read is one atomic script, so a job is
+      // in one of the lists of the last read unless it is gone from Redis.
+      const active = await this.queue.getRanges(["active"], 0, -1);
+      for (const id of active) if (this.byJob.has(id)) this.markActive(id);
+      for (const id of await this.queue.getRanges(["completed", "failed"], 0, -1)) {
+        if (this.run.stop) return;
+        if (this.byJob.has(id)) await this.check(id);
+      }
+      if (this.run.stop) return;
+      const known = new Set(await this.queue.getRanges(ANY_STATE, 0, -1));
       for (const id of [...this.byJob.keys()]) {
         if (this.run.stop) return;
-        if (!this.byJob.has(id)) continue;
-        const state = await this.queue.getJobState(id);
-        if (state === "active") this.markActive(id);
-        else if (state === "completed" || state === "failed") await this.check(id);
-        else if (state === "unknown") await this.enqueueAgain(id);
+        if (this.byJob.has(id) && !known.has(id)) await this.enqueueAgain(id);
       }
       await new Promise<void>((resolve) => {
         this.settle = resolve;
@@ -179,33 +202,43 @@ class Attachment {
   }
 
   /** From an event handler: a store that fails stops the run (what was adopted stays adopted). */
-  private async checkOrStop(id: string): Promise<void> {
+  private async checkOrStop(id: string, completed?: { returnvalue: unknown }): Promise<void> {
     try {
-      await this.check(id);
+      await this.check(id, completed);
     } catch (e) {
       this.run.stopWith("stopped", e instanceof PdaError ? e : new PdaError("BATCH_FAILED", errorMessage(e)));
       this.settle?.();
     }
   }
 
-  /** A job that ended: adopt its result, or its failure once no attempt is left, exactly once. */
-  private async check(id: string): Promise<void> {
+  /**
+   * A job that ended: adopt its result, or its failure once no attempt is left, exactly once. `completed` is
+   * the completed event's result; without it the job is read back to learn its state.
+   */
+  private async check(id: string, completed?: { returnvalue: unknown }): Promise<void> {
     const item = this.byJob.get(id);
-    const job = item && (await this.queue.getJob(id));
-    if (!item || !job) return;
-    const state = await job.getState();
-    if (state === "failed") {
-      this.adopt(item, failedRow(item, job.failedReason ?? "failed", this.run.clock.iso()), null);
-    } else if (state === "completed") {
-      const parsed = JobResult.safeParse(job.returnvalue);
-      if (parsed.success) this.adopt(item, parsed.data.outcome, parsed.data);
-      else {
-        const issue = parsed.error.issues[0];
-        const reason = `the worker's result is invalid: ${issue?.path.join(".")}: ${issue?.message}`;
-        this.adopt(item, failedRow(item, reason, this.run.clock.iso()), null);
-      }
-    } else return;
-    await job.remove().catch(() => {});
+    if (!item) return;
+    if (completed) this.adoptReturned(item, completed.returnvalue);
+    else {
+      const job = await this.queue.getJob(id);
+      if (!job) return;
+      const state = await job.getState();
+      if (state === "failed") {
+        this.adopt(item, failedRow(item, job.failedReason ?? "failed", this.run.clock.iso()), null);
+      } else if (state === "completed") this.adoptReturned(item, job.returnvalue);
+      else return;
+    }
+    await this.queue.remove(id).catch(() => 0);
+  }
+
+  private adoptReturned(item: QueryItem, returnvalue: unknown): void {
+    const parsed = JobResult.safeParse(returnvalue);
+    if (parsed.success) this.adopt(item, parsed.data.outcome, parsed.data);
+    else {
+      const issue = parsed.error.issues[0];
+      const reason = `the worker's result is invalid: ${issue?.path.join(".")}: ${issue?.message}`;
+      this.adopt(item, failedRow(item, reason, this.run.clock.iso()), null);
+    }
   }
 
   private adopt(item: QueryItem, outcome: ItemOutcome, result: JobResult | null): void {

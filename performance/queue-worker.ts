@@ -142,7 +142,7 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
       worker: name,
       outcome: r.outcome,
       session: sessionOf(deps.store, sessionId),
-      tool_calls: deps.store.toolCalls({ session_id: sessionId, limit: 1_000_000 }),
+      tool_calls: r.toolCalls,
       llm_calls: storeHas(deps.store, sessionId) ? deps.store.llmCalls(sessionId) : [],
       judge_tokens: r.judgeTokens,
     });

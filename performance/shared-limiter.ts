@@ -41,14 +41,20 @@ return redis.call('ZADD', KEYS[2], 'XX', now + tonumber(ARGV[3]), ARGV[2])`;
 /** ARGV: token. */
 const RELEASE = `return redis.call('ZREM', KEYS[2], ARGV[1])`;
 
-/** ARGV: max. */
-const SUCCEEDED = `${PRELUDE}
+const GROW = `
 redis.call('HSET', KEYS[1], 'streak', 0)
 redis.call('PEXPIRE', KEYS[1], ${STATE_TTL_MS})
 if limit < max then
   redis.call('HSET', KEYS[1], 'limit', tostring(math.min(max, limit + 1 / math.floor(limit))))
 end
 return 1`;
+
+/** ARGV: max. */
+const SUCCEEDED = `${PRELUDE}${GROW}`;
+
+/** ARGV: max, token. A success and its slot's release in one command (they come together). */
+const RELEASE_SUCCEEDED = `${PRELUDE}
+redis.call('ZREM', KEYS[2], ARGV[2])${GROW}`;
 
 /** ARGV: max, min, server delay ms or '', base delay ms, max delay ms. Returns {pause ms, cap}. */
 const RATE_LIMITED = `${PRELUDE}
@@ -80,7 +86,10 @@ export interface SharedLimiterOptions extends LimiterOptions {
 /** One shared limiter per provider, all through one Redis connection; `maxConcurrent` is the run's. */
 export class SharedLimiters implements Limiters {
   private readonly limiters = new Map<string, SharedLimiter>();
-  private readonly scripts: Record<"acquire" | "renew" | "release" | "succeeded" | "rateLimited", Script>;
+  private readonly scripts: Record<
+    "acquire" | "renew" | "release" | "succeeded" | "releaseSucceeded" | "rateLimited",
+    Script
+  >;
 
   constructor(
     redis: Redis,
@@ -96,6 +105,7 @@ export class SharedLimiters implements Limiters {
       renew: define("pdaLimiterRenew", RENEW),
       release: define("pdaLimiterRelease", RELEASE),
       succeeded: define("pdaLimiterSucceeded", SUCCEEDED),
+      releaseSucceeded: define("pdaLimiterReleaseSucceeded", RELEASE_SUCCEEDED),
       rateLimited: define("pdaLimiterRateLimited", RATE_LIMITED),
     };
   }
@@ -163,9 +173,19 @@ export class SharedLimiter implements ProviderLimiter {
       });
   }
 
+  /** Successes not yet sent: a slot released in the same tick sends one with its release. */
+  private successes = 0;
+
   succeeded(): void {
     // Not awaited: the cap grows a little later at worst. A Redis blip must not fail the call that succeeded.
-    this.scripts.succeeded(this.state, this.holders, this.max).catch(() => {});
+    // A caller releases its slot right after (LimitedProvider does, synchronously): that release carries the
+    // success, one Redis command instead of two; without one by the end of the tick it goes alone.
+    this.successes += 1;
+    queueMicrotask(() => {
+      if (this.successes === 0) return;
+      this.successes -= 1;
+      this.scripts.succeeded(this.state, this.holders, this.max).catch(() => {});
+    });
   }
 
   /** The slot's release, and its lease renewed until then (a call may outlast the lease). */
@@ -181,7 +201,10 @@ export class SharedLimiter implements ProviderLimiter {
       released = true;
       clearInterval(renew);
       // Not awaited either; a release lost to a Redis blip frees its slot when the lease ends.
-      this.scripts.release(this.state, this.holders, token).catch(() => {});
+      if (this.successes > 0) {
+        this.successes -= 1;
+        this.scripts.releaseSucceeded(this.state, this.holders, this.max, token).catch(() => {});
+      } else this.scripts.release(this.state, this.holders, token).catch(() => {});
     };
     if (signal?.aborted) {
       release();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AgentSession, StoreError, newSession } from "../../core/index.js";
 import { SCHEMA_VERSION, SessionStore } from "../index.js";
 import { simulateSession } from "./simulate.js";
@@ -90,6 +90,21 @@ describe("SessionStore", () => {
     expect(tools[3]!.error_kind).toBe("TOOL_ERROR");
     expect(store.toolCalls({ ok: false })).toHaveLength(1);
     expect(store.toolCalls({ tool: "multiply", limit: 1 })).toHaveLength(1);
+  });
+
+  it("reads a session's tool calls with a statement prepared once per filter shape (a batch reads every query's)", () => {
+    simulateSession(store, { id: "s-a", query: "q", steps: 2 });
+    simulateSession(store, { id: "s-b", query: "q", steps: 1 });
+    const prepare = vi.spyOn(store.db, "prepare");
+    try {
+      const a = store.toolCalls({ session_id: "s-a" });
+      const b = store.toolCalls({ session_id: "s-b" });
+      expect(a.length).toBeGreaterThan(b.length);
+      expect(store.toolCalls({ session_id: "s-a" })).toEqual(a);
+      expect(prepare.mock.calls.filter(([sql]) => /FROM tool_calls/.test(String(sql)))).toHaveLength(1);
+    } finally {
+      prepare.mockRestore();
+    }
   });
 
   it("keeps each model call's cost: a session's calls add up to its usage.cost_usd, finished or not", () => {
