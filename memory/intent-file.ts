@@ -11,6 +11,7 @@ import {
   closeSync,
   existsSync,
   fdatasyncSync,
+  fstatSync,
   ftruncateSync,
   mkdirSync,
   openSync,
@@ -58,6 +59,11 @@ export function readIntentFile(dir: string | undefined, sessionId: string): Inte
 /** One store's open intent files, by session: kept open (O_APPEND) while the session runs here. */
 export class IntentFiles {
   private readonly fds = new Map<string, number>();
+  /**
+   * By session whose file holds only lines this store wrote: those whose call has no finished row yet (by
+   * "step:seq"), so a step's end needs neither to read the file nor to ask SQLite which calls finished.
+   */
+  private readonly unfinished = new Map<string, Map<string, IntentDbRow>>();
   private made = false;
 
   constructor(
@@ -75,9 +81,26 @@ export class IntentFiles {
       }
       fd = openSync(fileOf(this.dir, row.session_id), "a", 0o600);
       this.fds.set(row.session_id, fd);
+      // Lines left by an earlier process: only reading the file tells which calls never finished.
+      if (fstatSync(fd).size === 0) this.unfinished.set(row.session_id, new Map());
     }
     writeSync(fd, `${JSON.stringify(row)}\n`);
     if (this.sync) fdatasyncSync(fd);
+    this.unfinished.get(row.session_id)?.set(`${row.step_index}:${row.seq}`, row);
+  }
+
+  /** The call's finished row is written (committed, or in the group-commit window). */
+  finished(sessionId: string, stepIndex: number, seq: number): void {
+    this.unfinished.get(sessionId)?.delete(`${stepIndex}:${seq}`);
+  }
+
+  /**
+   * The lines of the session's file whose call has no finished row, when this store wrote them all (else
+   * undefined: the caller reads the file and asks the store).
+   */
+  openLines(sessionId: string): IntentDbRow[] | undefined {
+    const open = this.unfinished.get(sessionId);
+    return open && [...open.values()];
   }
 
   read(sessionId: string): IntentDbRow[] {
@@ -87,8 +110,10 @@ export class IntentFiles {
   /** Empties the session's file once its lines are folded into the store (kept open for the next step). */
   clear(sessionId: string): void {
     const fd = this.fds.get(sessionId);
-    if (fd !== undefined) ftruncateSync(fd, 0);
-    else if (existsSync(fileOf(this.dir, sessionId))) unlinkSync(fileOf(this.dir, sessionId));
+    if (fd !== undefined) {
+      ftruncateSync(fd, 0);
+      this.unfinished.set(sessionId, new Map());
+    } else if (existsSync(fileOf(this.dir, sessionId))) unlinkSync(fileOf(this.dir, sessionId));
   }
 
   /** The session is over here (finished, or folded on resume): its file goes. */
@@ -98,6 +123,7 @@ export class IntentFiles {
       closeSync(fd);
       this.fds.delete(sessionId);
     }
+    this.unfinished.delete(sessionId);
     try {
       unlinkSync(fileOf(this.dir, sessionId));
     } catch (e) {
@@ -108,5 +134,6 @@ export class IntentFiles {
   close(): void {
     for (const fd of this.fds.values()) closeSync(fd);
     this.fds.clear();
+    this.unfinished.clear();
   }
 }

@@ -282,6 +282,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     this.write("recordToolCall", sessionId, () =>
       stmt(this.db, INSERT_TOOL_CALL).run({ ...cols, ord: this.nextOrd() }),
     );
+    if (r.seq !== undefined && stepIndex !== null && cols.state !== "replayed")
+      this.intentFiles?.finished(sessionId, stepIndex, r.seq);
   }
 
   // ---- ToolJournal: the durable-step log ----
@@ -417,8 +419,20 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    */
   private foldIntentFile(sessionId: string): void {
     const files = this.intentFiles;
-    const lines = files?.read(sessionId) ?? [];
-    if (!files || lines.length === 0) return;
+    if (!files) return;
+    const open = files.openLines(sessionId) ?? this.openFileLines(sessionId);
+    if (open.length > 0)
+      this.write("endStep", sessionId, () => {
+        for (const i of open) stmt(this.db, FOLD_INTENT).run(i);
+      });
+    // With group commit the finished rows may still be in the window: they commit before the lines go.
+    this.group?.flush();
+    files.clear(sessionId);
+  }
+
+  /** The lines of the session's file (some other process's) whose call has no finished row. */
+  private openFileLines(sessionId: string): IntentDbRow[] {
+    const lines = this.fileIntents(sessionId);
     const finished = new Set<string>();
     for (const step of new Set(lines.map((i) => i.step_index))) {
       for (const { seq } of stmt<{ seq: number }>(
@@ -428,14 +442,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       ).all(sessionId, step))
         finished.add(`${step}:${seq}`);
     }
-    const open = lines.filter((i) => !finished.has(`${i.step_index}:${i.seq}`));
-    if (open.length > 0)
-      this.write("endStep", sessionId, () => {
-        for (const i of open) stmt(this.db, FOLD_INTENT).run(i);
-      });
-    // With group commit the finished rows may still be in the window: they commit before the lines go.
-    this.group?.flush();
-    files.clear(sessionId);
+    return lines.filter((i) => !finished.has(`${i.step_index}:${i.seq}`));
   }
 
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {

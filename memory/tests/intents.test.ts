@@ -152,6 +152,21 @@ describe("the intents' journal file", () => {
     expect(fileOf(id)).toEqual([]);
   });
 
+  it("a step's end in a process that found an earlier process's lines keeps those that never finished", () => {
+    const id = started();
+    store.intent(id, 0, intent(0)); // this process dies with the call in flight
+    const next = SessionStore.open(join(dir, "pda.db"));
+    try {
+      next.intent(id, 0, intent(1));
+      next.recordToolCall(id, 0, done(1));
+      next.endStep(id, 0);
+      expect(fileOf(id)).toEqual([]);
+      expect(next.db.prepare("SELECT seq FROM tool_intents").all()).toEqual([{ seq: 0 }]);
+    } finally {
+      next.close();
+    }
+  });
+
   it("leaves out a last line cut short (its write never returned, so its call was never sent)", () => {
     const id = started();
     store.intent(id, 0, intent(0));
