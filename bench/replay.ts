@@ -43,11 +43,14 @@ const double: ToolInfo = {
   description: "twice a",
   inputSchema: { type: "object", properties: { a: { type: "number" } }, required: ["a"] },
 };
-/** The cheapest real call: answered in this process, no transport. */
+/** The cheapest real call: answered in this process, no transport. Like a real host, it says when it sends. */
 const inProcess: ToolHost = {
   tools: () => [double],
   onCall: () => () => {},
-  call: async (_name, args) => ({ value: (args.a as number) * 2 }),
+  call: async (_name, args, options) => {
+    options?.onSend?.();
+    return { value: (args.a as number) * 2 };
+  },
 };
 const inProcessCode = `let s = 0; for (let i = 0; i < ${CALLS}; i++) s += (await double({ a: i })).value; return s;`;
 const stdioCode = `let s = 0; for (let i = 0; i < ${CALLS}; i++) s += await add({ a: i, b: 1 }); return s;`;
