@@ -29,6 +29,8 @@ function config(folder: string, ...args: string[]): void {
           id: "faulty",
           command: process.execPath,
           args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/fault_server.js"), ...args],
+          // The live session's hang() must outlast the test on a loaded machine (the default is 30 s).
+          timeout_ms: 3_600_000,
         },
       ],
     }),
