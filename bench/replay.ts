@@ -5,9 +5,11 @@
  *   - replayed: the same step run again over its log (what a resume does), against making its 100 calls for
  *     real, in process (the cheapest call there is) and to the bundled math server over stdio (a real one).
  * The store is a SessionStore on a file. Each figure is the median of --rounds runs; variants alternate so
- * noise falls on all. Prints JSON.
+ * noise falls on all. Each step is timed twice: wall time, and this process's CPU time (main thread and the
+ * sandbox's thread, user + system), which a loaded machine inflates far less. The in-process figures and
+ * ratios are CPU time; the stdio ones are wall time (the server's own CPU is in another process). Prints JSON.
  *
- *   node dist/bench/replay.js [--calls 100] [--rounds 15]
+ *   node dist/bench/replay.js [--calls 100] [--rounds 15] [--only in_process]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -23,7 +25,11 @@ import { scopedHost } from "../agent/kernel/index.js";
 import { StepJournal } from "../agent/kernel/journal.js";
 
 const { values } = parseArgs({
-  options: { calls: { type: "string", default: "100" }, rounds: { type: "string", default: "15" } },
+  options: {
+    calls: { type: "string", default: "100" },
+    rounds: { type: "string", default: "15" },
+    only: { type: "string" },
+  },
 });
 const CALLS = Number(values.calls);
 const ROUNDS = Number(values.rounds);
@@ -37,11 +43,14 @@ const double: ToolInfo = {
   description: "twice a",
   inputSchema: { type: "object", properties: { a: { type: "number" } }, required: ["a"] },
 };
-/** The cheapest real call: answered in this process, no transport. */
+/** The cheapest real call: answered in this process, no transport. Like a real host, it says when it sends. */
 const inProcess: ToolHost = {
   tools: () => [double],
   onCall: () => () => {},
-  call: async (_name, args) => ({ value: (args.a as number) * 2 }),
+  call: async (_name, args, options) => {
+    options?.onSend?.();
+    return { value: (args.a as number) * 2 };
+  },
 };
 const inProcessCode = `let s = 0; for (let i = 0; i < ${CALLS}; i++) s += (await double({ a: i })).value; return s;`;
 const stdioCode = `let s = 0; for (let i = 0; i < ${CALLS}; i++) s += await add({ a: i, b: 1 }); return s;`;
@@ -52,14 +61,21 @@ const session = newSession("bench", "bench-session", systemClock.iso());
 store.startSession(session);
 let stepIndex = 0;
 
-type Variant = () => Promise<number>;
+/** A step's wall and CPU time, in ms. */
+interface Took {
+  wall: number;
+  cpu: number;
+}
+type Variant = () => Promise<Took>;
 
-async function timed(code: string, host: ToolHost): Promise<number> {
+async function timed(code: string, host: ToolHost): Promise<Took> {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const r = await runCode(code, host, limits);
-  const ms = performance.now() - t0;
+  const wall = performance.now() - t0;
+  const c = process.cpuUsage(c0);
   if (!r.ok) throw new Error(`the bench step failed: ${r.error?.code}: ${r.error?.message}`);
-  return ms;
+  return { wall, cpu: (c.user + c.system) / 1000 };
 }
 
 /** The step through the journal, logging as a session does; `replay` runs the previous step's index again. */
@@ -100,22 +116,31 @@ const unlogged =
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function measure(variants: Record<string, Variant>): Promise<Record<string, number>> {
-  const times: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+/** Per call, in ms: the median step's wall and CPU time over CALLS. */
+async function measure(variants: Record<string, Variant>): Promise<Record<string, Took>> {
+  const times: Record<string, Took[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (const v of Object.values(variants)) await v(); // warm-up
   for (let r = 0; r < ROUNDS; r++) for (const [k, v] of Object.entries(variants)) times[k]!.push(await v());
-  return Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, median(xs) / CALLS]));
+  return Object.fromEntries(
+    Object.entries(times).map(([k, xs]) => [
+      k,
+      { wall: median(xs.map((x) => x.wall)) / CALLS, cpu: median(xs.map((x) => x.cpu)) / CALLS },
+    ]),
+  );
 }
 
-const hub = await MultiMCP.start({
-  servers: [
-    {
-      id: "math",
-      command: process.execPath,
-      args: [join(DEFAULT_CONFIG_DIR, "../dist/mcp_servers/math/server.js")],
-    },
-  ],
-});
+const onlyInProcess = values.only === "in_process";
+const hub = onlyInProcess
+  ? undefined
+  : await MultiMCP.start({
+      servers: [
+        {
+          id: "math",
+          command: process.execPath,
+          args: [join(DEFAULT_CONFIG_DIR, "../dist/mcp_servers/math/server.js")],
+        },
+      ],
+    });
 try {
   // Live and replayed alternate, so each replay runs over the log the live run just wrote.
   const inproc = await measure({
@@ -124,31 +149,35 @@ try {
     journaled_live: journaled(inProcess, inProcessCode, false),
     replayed: journaled(inProcess, inProcessCode, true),
   });
-  const stdio = await measure({
-    unlogged: unlogged(hub, stdioCode),
-    journaled_live: journaled(hub, stdioCode, false),
-    replayed: journaled(hub, stdioCode, true),
-  });
+  const stdio = hub
+    ? await measure({
+        unlogged: unlogged(hub, stdioCode),
+        journaled_live: journaled(hub, stdioCode, false),
+        replayed: journaled(hub, stdioCode, true),
+      })
+    : undefined;
   const us = (ms: number) => Math.round(ms * 1000 * 10) / 10;
   const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+  const cpu = (t: Record<string, Took>) =>
+    Object.fromEntries(Object.entries(t).map(([k, v]) => [k, us(v.cpu)]));
+  const wall = (t: Record<string, Took>) =>
+    Object.fromEntries(Object.entries(t).map(([k, v]) => [k, us(v.wall)]));
   console.log(
     JSON.stringify(
       {
         calls_per_step: CALLS,
         rounds: ROUNDS,
         machine: { cpus: cpus().length, loadavg: loadavg().map((l) => Math.round(l * 10) / 10) },
-        per_call_us: {
-          in_process: Object.fromEntries(Object.entries(inproc).map(([k, v]) => [k, us(v)])),
-          stdio_math: Object.fromEntries(Object.entries(stdio).map(([k, v]) => [k, us(v)])),
-        },
-        logging_added_per_live_call_us: {
-          vs_one_row_after_the_call: us(inproc.journaled_live! - inproc.logged_after!),
-          vs_no_log: us(inproc.journaled_live! - inproc.unlogged!),
+        per_call_cpu_us: { in_process: cpu(inproc) },
+        per_call_wall_us: { in_process: wall(inproc), ...(stdio && { stdio_math: wall(stdio) }) },
+        logging_added_per_live_call_cpu_us: {
+          vs_one_row_after_the_call: us(inproc.journaled_live!.cpu - inproc.logged_after!.cpu),
+          vs_no_log: us(inproc.journaled_live!.cpu - inproc.unlogged!.cpu),
           goal: 20,
         },
         replay_per_call_vs_real_call: {
-          in_process: ratio(inproc.replayed!, inproc.unlogged!),
-          stdio_math_server: ratio(stdio.replayed!, stdio.unlogged!),
+          in_process_cpu: ratio(inproc.replayed!.cpu, inproc.unlogged!.cpu),
+          ...(stdio && { stdio_math_server_wall: ratio(stdio.replayed!.wall, stdio.unlogged!.wall) }),
           goal: 0.2,
         },
       },
@@ -157,7 +186,7 @@ try {
     ),
   );
 } finally {
-  await hub.close();
+  await hub?.close();
   store.close();
   rmSync(dir, { recursive: true, force: true });
 }

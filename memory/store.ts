@@ -28,6 +28,7 @@ import {
   sentCall,
   type IntentDbRow,
 } from "./intents.js";
+import { IntentFiles, intentDir } from "./intent-file.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
 import * as batch from "./batch.js";
@@ -137,7 +138,15 @@ const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, s
   @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord)`;
 
 const INSERT_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
-  started_at, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  started_at, ord) VALUES (@session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json, @started_at, @ord)`;
+
+/** An intent from a journal file, unless its call has finished or the table has it already. */
+const FOLD_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
+  started_at, ord) SELECT @session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json, @started_at, @ord
+  WHERE NOT EXISTS (SELECT 1 FROM tool_intents i WHERE i.session_id = @session_id AND i.step_index = @step_index
+    AND i.seq = @seq)
+  AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = @session_id AND c.step_index = @step_index
+    AND c.seq = @seq AND c.state != 'replayed')`;
 
 interface LoggedCallDbRow extends Omit<LoggedCall, "ok"> {
   ok: number;
@@ -157,6 +166,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   private group?: GroupCommit;
   /** Inside batch(): each write joins its transaction. */
   private batching = false;
+  /** The durable-step intents' journal files (intent-file.ts); none for a store in memory. */
+  private intentFiles?: IntentFiles;
 
   private constructor(
     /** The open connection, for tests and tools that need raw SQL. */
@@ -180,6 +191,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       new Sanitizer(secrets, limits, rules),
       options.clock ?? systemClock,
     );
+    const dir = intentDir(db.name);
+    if (dir) store.intentFiles = new IntentFiles(dir, options.durability === "full");
     if (options.groupCommitMs && options.groupCommitMs > 0) {
       store.group = new GroupCommit(db, options.groupCommitMs, (e) => {
         store.written.clear();
@@ -201,6 +214,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     try {
       this.group?.flush();
     } finally {
+      this.intentFiles?.close();
       this.db.close();
     }
   }
@@ -268,6 +282,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     this.write("recordToolCall", sessionId, () =>
       stmt(this.db, INSERT_TOOL_CALL).run({ ...cols, ord: this.nextOrd() }),
     );
+    if (r.seq !== undefined && stepIndex !== null && cols.state !== "replayed")
+      this.intentFiles?.finished(sessionId, stepIndex, r.seq);
   }
 
   // ---- ToolJournal: the durable-step log ----
@@ -286,24 +302,39 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     return out as T;
   }
 
+  /**
+   * Appended to the session's journal file (intent-file.ts), not committed to SQLite: a commit before every
+   * live call costs tens of µs, a write(2) a few, and both survive the process being killed.
+   */
   intent(sessionId: string, stepIndex: number, i: ToolIntent): void {
-    this.write(
-      "intent",
-      sessionId,
-      () =>
-        stmt(this.db, INSERT_INTENT).run(
-          sessionId,
-          stepIndex,
-          i.seq,
-          this.clean.text(i.server),
-          this.clean.text(i.tool),
-          i.args_sha,
-          this.clean.text(i.args_json),
-          i.started_at,
-          this.nextOrd(),
-        ),
-      true,
-    );
+    const row: IntentDbRow = {
+      session_id: sessionId,
+      step_index: stepIndex,
+      seq: i.seq,
+      server: this.clean.text(i.server),
+      tool: this.clean.text(i.tool),
+      args_sha: i.args_sha,
+      args_json: this.clean.text(i.args_json),
+      started_at: i.started_at,
+      ord: this.nextOrd(),
+    };
+    const files = this.intentFiles;
+    if (!files) {
+      this.write("intent", sessionId, () => stmt(this.db, INSERT_INTENT).run(row), true);
+      return;
+    }
+    try {
+      // The writes before it commit first: a resume must not find this intent without the calls before it.
+      this.group?.flush();
+      files.append(row);
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(
+        "STORE_WRITE_FAILED",
+        `intent (session ${sessionId}) failed: ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
   }
 
   stepCalls(sessionId: string, stepIndex: number): LoggedCall[] {
@@ -319,25 +350,34 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       // A finished call wins over one in doubt (a later run of the step made it again).
       if (!had || (had.state !== "done" && call.state === "done")) bySeq.set(r.seq, call);
     }
-    for (const i of stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, stepIndex, stepIndex)) {
-      if (!bySeq.has(i.seq)) bySeq.set(i.seq, { ...sentCall(i) });
-    }
+    const open = [
+      ...stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, stepIndex, stepIndex),
+      ...this.fileIntents(sessionId).filter((i) => i.step_index === stepIndex),
+    ];
+    for (const i of open) if (!bySeq.has(i.seq)) bySeq.set(i.seq, sentCall(i));
     return [...bySeq.values()];
   }
 
   endStep(sessionId: string, stepIndex: number): void {
-    // Keeps the table to the steps under way, so the scans of it (no index, on purpose) stay short.
-    this.write("endStep", sessionId, () =>
-      stmt(this.db, DROP_FINISHED_INTENTS).run(sessionId, stepIndex, stepIndex),
-    );
+    this.foldIntentFile(sessionId);
+    // Keeps the table to the steps under way, so the scans of it (no index, on purpose) stay short. Most
+    // steps have nothing there (their intents were in the file): a read tells, with no commit.
+    if (stmt(this.db, "SELECT 1 FROM tool_intents WHERE session_id = ? LIMIT 1").get(sessionId)) {
+      this.write("endStep", sessionId, () =>
+        stmt(this.db, DROP_FINISHED_INTENTS).run(sessionId, stepIndex, stepIndex),
+      );
+    }
   }
 
   markInDoubt(sessionId: string): number {
+    // The dead process's journal file first: its lines are the calls it may have sent.
+    const fromFile = this.fileIntents(sessionId);
     let n = 0;
     this.write(
       "markInDoubt",
       sessionId,
       () => {
+        for (const i of fromFile) stmt(this.db, FOLD_INTENT).run(i);
         for (const i of stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, null, null)) {
           stmt(this.db, INSERT_TOOL_CALL).run({
             session_id: sessionId,
@@ -364,7 +404,45 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       },
       true,
     );
+    this.intentFiles?.drop(sessionId);
     return n;
+  }
+
+  /** The intents in the session's journal file (none for a store in memory). */
+  private fileIntents(sessionId: string): IntentDbRow[] {
+    return this.intentFiles?.read(sessionId) ?? [];
+  }
+
+  /**
+   * Moves the intents of the session's journal file whose call never finished (cut short by a stop) into
+   * tool_intents, committed, then empties the file. Usually every call finished and nothing is written.
+   */
+  private foldIntentFile(sessionId: string): void {
+    const files = this.intentFiles;
+    if (!files) return;
+    const open = files.openLines(sessionId) ?? this.openFileLines(sessionId);
+    if (open.length > 0)
+      this.write("endStep", sessionId, () => {
+        for (const i of open) stmt(this.db, FOLD_INTENT).run(i);
+      });
+    // With group commit the finished rows may still be in the window: they commit before the lines go.
+    this.group?.flush();
+    files.clear(sessionId);
+  }
+
+  /** The lines of the session's file (some other process's) whose call has no finished row. */
+  private openFileLines(sessionId: string): IntentDbRow[] {
+    const lines = this.fileIntents(sessionId);
+    const finished = new Set<string>();
+    for (const step of new Set(lines.map((i) => i.step_index))) {
+      for (const { seq } of stmt<{ seq: number }>(
+        this.db,
+        `SELECT seq FROM tool_calls WHERE session_id = ? AND step_index = ? AND seq IS NOT NULL
+          AND state != 'replayed'`,
+      ).all(sessionId, step))
+        finished.add(`${step}:${seq}`);
+    }
+    return lines.filter((i) => !finished.has(`${i.step_index}:${i.seq}`));
   }
 
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {
@@ -443,6 +521,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    */
   finishSession(session: AgentSession): void {
     const id = session.session_id;
+    const fromFile = this.fileIntents(id);
     this.write("finishSession", id, () => {
       this.upsertSession(session, this.clock.iso());
       for (const s of session.snapshots) this.upsertSnapshot(id, s, true);
@@ -454,9 +533,12 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       ).get(id)!.n;
       for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
       // Intents are only needed until their call has a row; one left open is a call still in doubt.
+      for (const i of fromFile) stmt(this.db, FOLD_INTENT).run(i);
       stmt(this.db, DROP_FINISHED_INTENTS).run(id, null, null);
     });
     this.written.delete(id);
+    if (fromFile.length > 0) this.group?.flush();
+    this.intentFiles?.drop(id);
   }
 
   /** Mark a running session as interrupted (e.g. on Ctrl-C) so readers need not guess from its pid. */

@@ -7,7 +7,7 @@
  * real. A call the log holds as in doubt (sent, no outcome) is made again only when the tool is safe to
  * repeat; otherwise a person (or a policy, which never repeats) decides.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import {
   ToolError,
   isToolErrorCode,
@@ -129,13 +129,13 @@ export class StepJournal {
       }
       const value = logged.state === "done" ? parsedResult(logged) : undefined;
       if (logged.state === "done" && (!logged.ok || value !== NOT_REPLAYABLE)) {
-        return this.replay(options, inner, name, logged, value, ids);
+        return this.replay(options, logged, value, ids);
       }
       // In doubt (or its result too large to have been kept): did it happen?
       const verdict = await this.inDoubt(st, info, qualified, args);
       decidedBy = verdict.by;
       if (verdict.kind === "result")
-        return this.replay(options, inner, name, { ...logged, ok: true }, verdict.value, {
+        return this.replay(options, { ...logged, ok: true }, verdict.value, {
           ...ids,
           decided_by: verdict.by,
         });
@@ -157,7 +157,10 @@ export class StepJournal {
         throw e;
       }
     }
-    return this.live(st, inner, name, args, options, { ...ids, ...(decidedBy && { decided_by: decidedBy }) });
+    return this.live(st, inner, info, name, args, options, {
+      ...ids,
+      ...(decidedBy && { decided_by: decidedBy }),
+    });
   }
 
   /** The failure record of a call that is not the one the log holds at its place (and the step breaks), if so. */
@@ -222,17 +225,18 @@ export class StepJournal {
     calls: readonly ReplayedCall[],
     options: CallOptions,
   ): void {
+    const byName = new Map(inner.tools().map((t) => [t.qualified, t]));
     const body = () => {
       for (const { seq, call } of calls) {
         st.next = Math.max(st.next, seq + 1);
         if (st.broken) return; // past a mismatch the outcomes the code got mean nothing; the step fails
         const logged = st.log.get(seq)!;
         const name = call?.name ?? `${logged.server}.${logged.tool}`;
-        const info = call && inner.tools().find((t) => t.qualified === call.name);
+        const info = call && byName.get(call.name);
         const ids = callIds(seq, call?.args ?? null);
         const mismatch = this.mismatch(st, logged, info, name, ids);
         if (mismatch) this.emit(options, inner, name, mismatch);
-        else this.logReplayed(options, inner, name, logged, ids);
+        else this.logReplayed(options, logged, ids);
       }
     };
     if (this.store?.batch) this.store.batch(body);
@@ -242,6 +246,7 @@ export class StepJournal {
   private async live(
     st: StepState,
     inner: ToolHost,
+    info: ToolInfo | undefined,
     name: string,
     args: Record<string, unknown>,
     options: CallOptions,
@@ -251,7 +256,6 @@ export class StepJournal {
     const startedAt = this.iso();
     let record: ToolCallRecord | undefined;
     const onSend = () => {
-      const info = inner.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
       this.store?.intent(this.s.session_id, st.step, {
         seq: ids.seq!,
         server: info?.server ?? serverOf(name),
@@ -289,13 +293,11 @@ export class StepJournal {
 
   private replay(
     options: CallOptions,
-    inner: ToolHost,
-    name: string,
     logged: LoggedCall,
     value: unknown,
     ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
   ): unknown {
-    this.logReplayed(options, inner, name, logged, ids, logged.result_json ?? resultJson(value));
+    this.logReplayed(options, logged, ids, logged.result_json ?? resultJson(value));
     if (logged.ok) return value;
     const e = loggedError(logged);
     throw new ToolError(e.code, e.tool, e.message);
@@ -304,20 +306,25 @@ export class StepJournal {
   /** A replayed call's own row: its result is the one logged with the call it stands for. */
   private logReplayed(
     options: CallOptions,
-    inner: ToolHost,
-    name: string,
     logged: LoggedCall,
     ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
     result = logged.result_json ?? undefined,
   ): void {
-    this.emit(options, inner, name, {
+    // The logged call names its tool: no lookup in the host's list per replayed call.
+    const record: ToolCallRecord = {
+      server: logged.server,
+      tool: logged.tool,
+      started_at: this.iso(),
+      latency_ms: 0,
       ok: logged.ok,
+      bytes: 0,
       ...(logged.ok
         ? { result_json: result }
         : { error_kind: logged.error_kind ?? "TOOL_ERROR", error_message: logged.error_message ?? "" }),
       ...ids,
       state: "replayed",
-    });
+    };
+    options.onRecord?.(record);
   }
 
   private emit(
@@ -381,7 +388,8 @@ function callIds(
   const argsJson = canonicalJson(args);
   return {
     seq,
-    args_sha: createHash("sha256").update(argsJson).digest("hex").slice(0, 32),
+    // One-shot: a Hash object per call costs more than the hashing of a few hundred bytes.
+    args_sha: hash("sha256", argsJson, "hex").slice(0, 32),
     args_json: argsJson,
   };
 }
@@ -416,6 +424,8 @@ function resultJson(value: unknown): string | undefined {
 
 /** JSON with object keys sorted, so the same arguments always hash the same whatever order they were built in. */
 export function canonicalJson(v: unknown): string {
+  // Most arguments are built with their keys in order already: then plain JSON is the same text, made faster.
+  if (keysSorted(v)) return JSON.stringify(v) ?? "null";
   return (
     JSON.stringify(v, (_k, x: unknown) =>
       x && typeof x === "object" && !Array.isArray(x)
@@ -425,6 +435,21 @@ export function canonicalJson(v: unknown): string {
         : x,
     ) ?? "null"
   );
+}
+
+/** True when every plain object in `v` has its keys in sorted order (and none has a toJSON of its own). */
+function keysSorted(v: unknown): boolean {
+  if (v === null || typeof v !== "object") return true;
+  if (Array.isArray(v)) return v.every(keysSorted);
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
+  let last: string | undefined;
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    if (last !== undefined && !(last < k)) return false;
+    last = k;
+    if (!keysSorted((v as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }
 
 function serverOf(name: string): string {

@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError, distPath, newSession } from "../../core/index.js";
-import { SessionStore } from "../index.js";
+import { SessionStore, intentDir, readIntentFile } from "../index.js";
 
 let dir: string;
 let path: string;
@@ -28,8 +28,6 @@ afterEach(() => {
 /** What another process sees: only committed rows. */
 const sessions = () =>
   (reader.prepare("SELECT id FROM sessions ORDER BY id").all() as { id: string }[]).map((r) => r.id);
-const sentCalls = () =>
-  (reader.prepare("SELECT seq FROM tool_intents").all() as { seq: number }[]).map((r) => r.seq);
 const at = "2026-01-01T00:00:00.000Z";
 
 describe("SessionStore with group commit", () => {
@@ -42,7 +40,7 @@ describe("SessionStore with group commit", () => {
     expect(sessions()).toEqual(["s1", "s2"]);
   });
 
-  it("commits a durable step's intent before it returns, with the writes before it", () => {
+  it("commits the writes before a durable step's intent before the intent is written", () => {
     store.startSession(newSession("q", "s1", at));
     store.intent("s1", 0, {
       seq: 1,
@@ -52,9 +50,35 @@ describe("SessionStore with group commit", () => {
       args_json: "{}",
       started_at: at,
     });
-    // The call may now be sent: a crash from here on must find its intent row.
-    expect(sentCalls()).toEqual([1]);
+    // The call may now be sent: a crash from here on must find its intent, and the writes before it.
+    expect(readIntentFile(intentDir(join(dir, "pda.db")), "s1").map((i) => i.seq)).toEqual([1]);
     expect(sessions()).toEqual(["s1"]);
+  });
+
+  it("a step's end commits its finished calls before it empties the intents' file", () => {
+    store.startSession(newSession("q", "s1", at));
+    store.flush();
+    store.intent("s1", 0, {
+      seq: 0,
+      server: "math",
+      tool: "add",
+      args_sha: "x",
+      args_json: "{}",
+      started_at: at,
+    });
+    store.recordToolCall("s1", 0, {
+      server: "math",
+      tool: "add",
+      ok: true,
+      latency_ms: 1,
+      bytes: 1,
+      started_at: at,
+      seq: 0,
+      state: "done",
+    });
+    store.endStep("s1", 0);
+    expect(readIntentFile(intentDir(join(dir, "pda.db")), "s1")).toEqual([]);
+    expect(reader.prepare("SELECT seq, state FROM tool_calls").all()).toEqual([{ seq: 0, state: "done" }]);
   });
 
   it("undoes a failing write alone and keeps the window's other writes", () => {

@@ -2,14 +2,14 @@
  * The durable-step log on a real SQLite file: a call's intent (written before it is sent), its finished row,
  * and what a resumed step reads of them — in flight, done, or in doubt once the process that sent it is gone.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newSession, type ToolCallRecord } from "../../core/index.js";
-import { SessionStore } from "../index.js";
+import { SessionStore, intentDir, readIntentFile } from "../index.js";
 import { migrate } from "../migrations.js";
 
 let dir: string;
@@ -105,6 +105,101 @@ describe("a step's logged calls", () => {
     store.intent(s.session_id, 0, intent(1));
     store.finishSession({ ...s, status: "failed" });
     expect(store.db.prepare("SELECT seq FROM tool_intents").all()).toEqual([{ seq: 1 }]);
+  });
+});
+
+describe("the intents' journal file", () => {
+  const fileOf = (id: string) => readIntentFile(intentDir(join(dir, "pda.db")), id);
+
+  it("holds an intent from before its call is sent, with no SQLite write, and a new process finds it", () => {
+    const id = started();
+    store.intent(id, 0, intent(0));
+    expect(intents()).toBe(0);
+    expect(fileOf(id).map((i) => [i.step_index, i.seq, i.tool, i.args_json])).toEqual([
+      [0, 0, "charge", '{"id":0}'],
+    ]);
+    // The process dies here (store left open, never closed); the next one opens the same file.
+    const next = SessionStore.open(join(dir, "pda.db"));
+    try {
+      expect(next.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([[0, "sent"]]);
+      expect(next.markInDoubt(id)).toBe(1);
+      expect(next.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([[0, "in_doubt"]]);
+      expect(fileOf(id)).toEqual([]);
+    } finally {
+      next.close();
+    }
+  });
+
+  it("a step's end empties the file and keeps only the calls that never finished, in tool_intents", () => {
+    const id = started();
+    store.intent(id, 0, intent(0));
+    store.recordToolCall(id, 0, done(0));
+    store.intent(id, 0, intent(1)); // cut short by a stop: no finished row
+    store.endStep(id, 0);
+    expect(fileOf(id)).toEqual([]);
+    expect(store.db.prepare("SELECT step_index, seq FROM tool_intents").all()).toEqual([
+      { step_index: 0, seq: 1 },
+    ]);
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([
+      [0, "done"],
+      [1, "sent"],
+    ]);
+    // Run again, the call finishes: the next end drops its intent.
+    store.intent(id, 0, intent(1));
+    store.recordToolCall(id, 0, done(1));
+    store.endStep(id, 0);
+    expect(intents()).toBe(0);
+    expect(fileOf(id)).toEqual([]);
+  });
+
+  it("a step's end in a process that found an earlier process's lines keeps those that never finished", () => {
+    const id = started();
+    store.intent(id, 0, intent(0)); // this process dies with the call in flight
+    const next = SessionStore.open(join(dir, "pda.db"));
+    try {
+      next.intent(id, 0, intent(1));
+      next.recordToolCall(id, 0, done(1));
+      next.endStep(id, 0);
+      expect(fileOf(id)).toEqual([]);
+      expect(next.db.prepare("SELECT seq FROM tool_intents").all()).toEqual([{ seq: 0 }]);
+    } finally {
+      next.close();
+    }
+  });
+
+  it("leaves out a last line cut short (its write never returned, so its call was never sent)", () => {
+    const id = started();
+    store.intent(id, 0, intent(0));
+    const file = join(intentDir(join(dir, "pda.db"))!, `${id}.jsonl`);
+    appendFileSync(file, '{"session_id":"s-1","step_index":0,"seq":1,"ser');
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([[0, "sent"]]);
+    expect(store.markInDoubt(id)).toBe(1);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("redacts secrets in the arguments before they reach the file", () => {
+    const secretStore = SessionStore.open(join(dir, "pda.db"), { secrets: ["hunter2-very-secret"] });
+    try {
+      const id = "s-3";
+      secretStore.startSession(newSession("q", id, "2026-11-24T10:00:00.000Z"));
+      secretStore.intent(id, 0, { ...intent(0), args_json: '{"password":"hunter2-very-secret"}' });
+      const file = join(intentDir(join(dir, "pda.db"))!, `${id}.jsonl`);
+      expect(readFileSync(file, "utf8")).not.toContain("hunter2-very-secret");
+    } finally {
+      secretStore.close();
+    }
+  });
+
+  it("a store in memory keeps its intents in tool_intents", () => {
+    const mem = SessionStore.open(":memory:");
+    try {
+      mem.startSession(newSession("q", "s-4", "2026-11-24T10:00:00.000Z"));
+      mem.intent("s-4", 0, intent(0));
+      expect(mem.db.prepare("SELECT seq FROM tool_intents").all()).toEqual([{ seq: 0 }]);
+      expect(mem.stepCalls("s-4", 0).map((c) => c.state)).toEqual(["sent"]);
+    } finally {
+      mem.close();
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import Database from "better-sqlite3";
 import { stringify } from "yaml";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
+import { intentDir, readIntentFile } from "../../memory/index.js";
 import { achieved, code, snap, stepOk } from "../../agent/tests/harness.js";
 
 const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
@@ -28,6 +29,8 @@ function config(folder: string, ...args: string[]): void {
           id: "faulty",
           command: process.execPath,
           args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/fault_server.js"), ...args],
+          // The live session's hang() must outlast the test on a loaded machine (the default is 30 s).
+          timeout_ms: 3_600_000,
         },
       ],
     }),
@@ -139,7 +142,11 @@ it("a SIGKILLed session is interrupted; pda resume goes on from its last complet
       WHERE s.original_query = 'echo then wait' AND t.idx = 1 AND t.status = 'pending'`,
   );
   // The slow call has been sent (its intent is logged): the kill leaves it in doubt.
-  await waitForRow(db, "SELECT 1 FROM tool_intents WHERE session_id = ? AND tool = 'slow'", id);
+  const sentDeadline = Date.now() + 60_000;
+  while (!readIntentFile(intentDir(db), id).some((i) => i.tool === "slow")) {
+    if (Date.now() > sentDeadline) throw new Error("timed out waiting for the slow call's intent");
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const { id: liveId } = await waitForRow<{ id: string }>(
     db,
     `SELECT s.id FROM sessions s JOIN steps t ON t.session_id = s.id WHERE s.original_query = 'wait forever'`,

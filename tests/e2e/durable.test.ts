@@ -14,6 +14,7 @@ import Database from "better-sqlite3";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
+import { intentDir, readIntentFile } from "../../memory/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
 
 const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
@@ -168,12 +169,25 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
   let where = "finished before the kill";
   if (status === "running") {
     // A charge the dead process sent with no outcome logged: did the shop get it? The ledger says.
-    const sent = query<{ tool: string; args_json: string }>(
-      c,
-      `SELECT i.tool, i.args_json FROM tool_intents i WHERE i.tool = 'charge' AND NOT EXISTS (SELECT 1 FROM
-        tool_calls c WHERE c.session_id = i.session_id AND c.step_index = i.step_index AND c.seq = i.seq
-        AND c.state != 'replayed')`,
+    // Its intent is in the session's journal file (or in tool_intents, where a step's end folds one).
+    const id = query<{ id: string }>(c, "SELECT id FROM sessions")[0]!.id;
+    const finished = new Set(
+      query<{ step_index: number; seq: number }>(
+        c,
+        "SELECT step_index, seq FROM tool_calls WHERE seq IS NOT NULL AND state != 'replayed'",
+      ).map((r) => `${r.step_index}:${r.seq}`),
     );
+    const sent = [
+      ...query<{ tool: string; args_json: string }>(
+        c,
+        `SELECT i.tool, i.args_json FROM tool_intents i WHERE i.tool = 'charge' AND NOT EXISTS (SELECT 1 FROM
+          tool_calls c WHERE c.session_id = i.session_id AND c.step_index = i.step_index AND c.seq = i.seq
+          AND c.state != 'replayed')`,
+      ),
+      ...readIntentFile(intentDir(c.db), id).filter(
+        (i) => i.tool === "charge" && !finished.has(`${i.step_index}:${i.seq}`),
+      ),
+    ];
     const answers = sent.map((s) => {
       const args = JSON.parse(s.args_json) as { id: number; amount: number };
       const happened = ledgerLines(c).some((l) => l.tool === "charge" && l.id === args.id);
@@ -183,7 +197,6 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
     });
     writeFileSync(join(c.folder, "answers.yaml"), stringify({ in_doubt: answers }));
     where = `resumed with ${sent.length} charge(s) in doubt`;
-    const id = query<{ id: string }>(c, "SELECT id FROM sessions")[0]!.id;
     const r = await pda(c, [
       "resume",
       id,

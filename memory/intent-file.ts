@@ -1,0 +1,139 @@
+/**
+ * Where a live call's intent goes before the call is sent: a line appended to its session's journal file
+ * beside the store (`<store>.intents/<session>.jsonl`), not a SQLite commit. A write(2) is in the page cache
+ * when it returns, so it survives the process being killed (SIGKILL, a crash) as a WAL commit with
+ * synchronous=NORMAL does; neither survives a power loss unless the store is opened with durability "full",
+ * which fdatasyncs each line. It costs a few µs where a commit costs tens. The store folds the lines into
+ * tool_intents when they matter there: at a step's end (the ones whose call never finished), on resume
+ * (markInDoubt) and when the session finishes; then the file is emptied.
+ */
+import {
+  closeSync,
+  existsSync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { IntentDbRow } from "./intents.js";
+
+/** The folder of a store's intent files; undefined for a store in memory (its intents stay in SQLite). */
+export function intentDir(storePath: string): string | undefined {
+  return storePath === ":memory:" || storePath === "" ? undefined : `${storePath}.intents`;
+}
+
+function fileOf(dir: string, sessionId: string): string {
+  return join(dir, `${encodeURIComponent(sessionId)}.jsonl`);
+}
+
+/**
+ * The intents a session's file holds (none when it has no file). A last line cut short was being written when
+ * its process died: its write never returned, so its call was never sent, and it is left out.
+ */
+export function readIntentFile(dir: string | undefined, sessionId: string): IntentDbRow[] {
+  if (!dir) return [];
+  let text: string;
+  try {
+    text = readFileSync(fileOf(dir, sessionId), "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+  const rows: IntentDbRow[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    try {
+      rows.push(JSON.parse(line) as IntentDbRow);
+    } catch {
+      // torn last line: see above
+    }
+  }
+  return rows;
+}
+
+/** One store's open intent files, by session: kept open (O_APPEND) while the session runs here. */
+export class IntentFiles {
+  private readonly fds = new Map<string, number>();
+  /**
+   * By session whose file holds only lines this store wrote: those whose call has no finished row yet (by
+   * "step:seq"), so a step's end needs neither to read the file nor to ask SQLite which calls finished.
+   */
+  private readonly unfinished = new Map<string, Map<string, IntentDbRow>>();
+  private made = false;
+
+  constructor(
+    readonly dir: string,
+    private readonly sync: boolean,
+  ) {}
+
+  /** Appends one intent: on return it survives this process dying (and a power loss when `sync`). */
+  append(row: IntentDbRow): void {
+    let fd = this.fds.get(row.session_id);
+    if (fd === undefined) {
+      if (!this.made) {
+        mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+        this.made = true;
+      }
+      fd = openSync(fileOf(this.dir, row.session_id), "a", 0o600);
+      this.fds.set(row.session_id, fd);
+      // Lines left by an earlier process: only reading the file tells which calls never finished.
+      if (fstatSync(fd).size === 0) this.unfinished.set(row.session_id, new Map());
+    }
+    writeSync(fd, `${JSON.stringify(row)}\n`);
+    if (this.sync) fdatasyncSync(fd);
+    this.unfinished.get(row.session_id)?.set(`${row.step_index}:${row.seq}`, row);
+  }
+
+  /** The call's finished row is written (committed, or in the group-commit window). */
+  finished(sessionId: string, stepIndex: number, seq: number): void {
+    this.unfinished.get(sessionId)?.delete(`${stepIndex}:${seq}`);
+  }
+
+  /**
+   * The lines of the session's file whose call has no finished row, when this store wrote them all (else
+   * undefined: the caller reads the file and asks the store).
+   */
+  openLines(sessionId: string): IntentDbRow[] | undefined {
+    const open = this.unfinished.get(sessionId);
+    return open && [...open.values()];
+  }
+
+  read(sessionId: string): IntentDbRow[] {
+    return readIntentFile(this.dir, sessionId);
+  }
+
+  /** Empties the session's file once its lines are folded into the store (kept open for the next step). */
+  clear(sessionId: string): void {
+    const fd = this.fds.get(sessionId);
+    if (fd !== undefined) {
+      ftruncateSync(fd, 0);
+      this.unfinished.set(sessionId, new Map());
+    } else if (existsSync(fileOf(this.dir, sessionId))) unlinkSync(fileOf(this.dir, sessionId));
+  }
+
+  /** The session is over here (finished, or folded on resume): its file goes. */
+  drop(sessionId: string): void {
+    const fd = this.fds.get(sessionId);
+    if (fd !== undefined) {
+      closeSync(fd);
+      this.fds.delete(sessionId);
+    }
+    this.unfinished.delete(sessionId);
+    try {
+      unlinkSync(fileOf(this.dir, sessionId));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    }
+  }
+
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+    this.unfinished.clear();
+  }
+}
