@@ -28,7 +28,10 @@ export interface LoggedCall {
 }
 
 export interface ToolJournal {
-  /** Durable on return. */
+  /**
+   * Survives the process on return (a SIGKILL or a crash): the store appends a line to the session's intent
+   * file, in the page cache once write(2) returns; a power loss too only with the store's durability `full`.
+   */
   intent(sessionId: string, stepIndex: number, intent: ToolIntent): void;
   /**
    * The calls a step made in its earlier runs, one per position: a finished call wins over one left in doubt
