@@ -4,7 +4,7 @@
  * older clients, the 2025 one: over stdio (serveStdio) or, with `--http host:port`, Streamable HTTP
  * (createMcpHandler; prints `listening <url>`). Its tools: `echo`; `confirm`, which asks the person a question
  * (an `input_required` result in the modern era, which the SDK turns into `elicitation/create` for a 2025
- * client) and says what they answered; `grow`, which adds the tool `extra` and announces the list change
+ * client) and says what they answered (or that they declined); `grow`, which adds the tool `extra` and announces the list change
  * (on a `subscriptions/listen` stream in the modern era). And the 2025-era features under the fault and sampling
  * servers' names, written the v2 way: `slow` (answers after `ms`, with progress on the way), `log` (an MCP log
  * message, sent only at the level the client asked for), `hang` (never answers; counts the cancellations it
@@ -53,6 +53,11 @@ export function createModernServer(
       inputSchema: z.object({ action: z.string() }),
     },
     ({ action }, ctx) => {
+      const reply = inputResponse(ctx.mcpReq.inputResponses, "confirm");
+      // A person who declines is not asked again: the answer says so.
+      if (reply.kind === "elicit" && reply.action !== "accept") {
+        return text({ action, confirmed: false, answer: reply.action });
+      }
       const answer = acceptedContent(ctx.mcpReq.inputResponses, "confirm", Confirmation);
       if (!answer) {
         return inputRequired({

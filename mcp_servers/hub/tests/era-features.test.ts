@@ -135,6 +135,22 @@ describe.each(ways)("the hub with a server speaking $name", ({ protocol, http, e
     },
   );
 
+  it.runIf(session)(
+    "a call that times out fails with TOOL_TIMEOUT, the server sees it cancelled, and still answers",
+    async () => {
+      const { hub } = await start();
+      const before = await stats(hub);
+      const e = await failure(hub.call("s.hang", {}, { timeoutMs: 300 }));
+      expect(e.code).toBe("TOOL_TIMEOUT");
+      await eventually(
+        async () => (await stats(hub)).cancellations > before.cancellations,
+        "the server to see the cancellation",
+      );
+      expect(await hub.call("s.echo", { text: "alive" })).toBe("alive");
+      expect(hub.status()[0]).toMatchObject({ state: "ready", restarts: 0 });
+    },
+  );
+
   it.runIf(session)("lists a tool the server adds at run time", async () => {
     const { hub } = await start();
     expect(hub.tools().some((t) => t.qualified === "s.extra")).toBe(false);
@@ -209,6 +225,27 @@ describe.each(ways)("the hub with a server speaking $name", ({ protocol, http, e
       expect(events.filter((e) => e.type === "sampling").map((e) => e.type === "sampling" && e.ok)).toEqual([
         false,
         true,
+      ]);
+    },
+  );
+
+  it.runIf(session)(
+    "without a human channel a form is declined, with the reason, and the call goes on",
+    async () => {
+      const { hub, events } = await start();
+      expect(await hub.call("s.confirm", { action: "deploy" })).toEqual({
+        action: "deploy",
+        confirmed: false,
+        answer: "decline",
+      });
+      expect(events.filter((e) => e.type === "elicitation")).toEqual([
+        {
+          type: "elicitation",
+          server: "s",
+          message: "Go ahead with deploy?",
+          action: "decline",
+          reason: "no human channel is attached to this hub, so the request was declined",
+        },
       ]);
     },
   );
