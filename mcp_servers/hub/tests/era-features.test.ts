@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ScriptedChannel, toElicitResult } from "../../../hil/index.js";
 import { MultiMCP, type HubEvent, type SamplingHandler } from "../../index.js";
-import { MODERN_SERVER, failure, gone, listeningUrl, until } from "./helpers.js";
+import { FAULT_SERVER, MODERN_SERVER, failure, gone, listeningUrl, until } from "./helpers.js";
 
 const children: ChildProcess[] = [];
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "pda-era-features-")));
@@ -24,9 +24,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A modern server of its own over HTTP (its list change and counters are per process). */
-async function httpServer(): Promise<string> {
-  const child = spawn(process.execPath, [MODERN_SERVER, "--http", "127.0.0.1:0"], {
+/** A server of its own over HTTP (its list change and counters are per process). */
+async function httpServer(script = MODERN_SERVER): Promise<string> {
+  const child = spawn(process.execPath, [script, "--http", "127.0.0.1:0"], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
@@ -39,7 +39,7 @@ type Protocol = "2025" | "2026-07-28";
  * question, a list change) and match a 2025 `notifications/cancelled` to its request. SDK v2's HTTP handler
  * serves a 2025 client one stateless request at a time, so it cannot (the 2026-07-28 era needs no session:
  * its questions are `input_required` results and a cancel closes the request's stream); those features of the
- * 2025 era over HTTP are proven with SDK v1 servers (eras.test.ts, reference.test.ts).
+ * 2025 era over HTTP are proven with an SDK v1 server, which keeps a session (the last describe below).
  */
 const ways: {
   name: string;
@@ -278,4 +278,45 @@ describe.each(ways)("the hub with a server speaking $name", ({ protocol, http, e
       expect(await own.hub.call("s.roots", {})).toEqual([pathToFileURL(b).href]);
     },
   );
+});
+
+describe("the hub with an SDK v1 server keeping a 2025 session over HTTP", () => {
+  it("cancellation, a form answered by the human channel, and a tool list change", async () => {
+    hub = await MultiMCP.start({
+      servers: [{ id: "f", url: await httpServer(FAULT_SERVER), timeout_ms: 30_000 }],
+    });
+    expect(hub.status()[0]).toMatchObject({ state: "ready", era: "legacy" });
+    const h = hub;
+    const stats = async () => (await h.call("f.stats", {})) as { calls: number; cancellations: number };
+
+    const step = new AbortController();
+    const hanging = failure(h.call("f.hang", {}, { signal: step.signal }));
+    await eventually(async () => (await stats()).calls > 0, "the server to run the call");
+    step.abort(new Error("the step ended"));
+    expect((await hanging).code).toBe("TOOL_CANCELLED");
+    await eventually(async () => (await stats()).cancellations === 1, "the server to see the cancellation");
+
+    const human = new ScriptedChannel({
+      elicitation: [{ action: "accept", content: { name: "Ada" }, expect: "What is your name?" }],
+    });
+    h.setElicitationHandler(async (server, request) =>
+      toElicitResult(
+        await human.ask({
+          kind: "elicitation",
+          server,
+          message: request.message,
+          requestedSchema:
+            "requestedSchema" in request ? request.requestedSchema : { type: "object", properties: {} },
+        }),
+      ),
+    );
+    expect(await h.call("f.ask", { message: "What is your name?" })).toEqual({
+      action: "accept",
+      content: { name: "Ada" },
+    });
+
+    expect(await h.call("f.grow", {})).toBe("grew");
+    await until(() => h.tools().some((t) => t.qualified === "f.grown"), "the new tool to be listed");
+    expect(await h.call("f.grown", {})).toBe("grown");
+  });
 });
