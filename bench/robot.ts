@@ -8,8 +8,8 @@
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { distPath } from "../core/index.js";
 import {
   FAILURES_ON,

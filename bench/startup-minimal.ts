@@ -1,12 +1,13 @@
 /**
  * The baseline for bench/startup.ts: what `pda run` with the scripted calculator demo (or `pda tools`) does at
- * its least, with the plain MCP SDK client: read the scripted model file, spawn the math server, make the same
- * three tool calls (or list the tools), close and wait for the server to exit (so its CPU is counted).
+ * its least, with the plain MCP SDK client (v2, the hub's own generation, and the 2025 handshake the hub uses
+ * over stdio): read the scripted model file, spawn the math server, make the same three tool calls (or list the
+ * tools), close and wait for the server to exit (so its CPU is counted).
  *   node dist/bench/startup-minimal.js calls|list <model.yaml>
  */
 import { readFileSync } from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { parse } from "yaml";
 import { distPath } from "../core/index.js";
 

@@ -3,7 +3,7 @@
  * Questions are plain JSON so a session paused on one can store it and ask it again after a restart.
  */
 import { z } from "zod";
-import { ElicitRequestFormParamsSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestFormParamsSchema } from "@modelcontextprotocol/core";
 import { StepError, type HumanInput } from "../core/index.js";
 
 // ---------- questions ----------

@@ -15,6 +15,7 @@ import {
   type DiscoverResult,
   type ElicitRequest,
   type ElicitResult,
+  LOG_LEVEL_META_KEY,
   type ProtocolEra,
   type Root,
   type Tool,
@@ -47,6 +48,13 @@ export type SamplingHandler = (
   request: CreateMessageRequest["params"],
   context: { policy: "ask" | "allow" | "deny"; signal: AbortSignal },
 ) => Promise<CreateMessageResult>;
+
+/**
+ * A 2026-07-28 server logs only at the level each request carries in its `_meta` envelope (none: no logs). A
+ * 2025 server that was never sent `logging/setLevel` sends every level, so the hub asks the same of a modern
+ * one: its log lines reach the same events in both eras.
+ */
+const MODERN_CALL_META = { [LOG_LEVEL_META_KEY]: "debug" } as const;
 
 /** MCP's error code for a sampling request the user (or a policy) rejected. */
 export const SAMPLING_REJECTED = -1;
@@ -492,7 +500,7 @@ export class ServerConnection {
         : undefined;
       if (signal) unwatch = cancels.watch(signal, (reason) => own!.abort(reason));
       const result = (await client.callTool(
-        { name: tool, arguments: args },
+        { name: tool, arguments: args, ...(this.era === "modern" && { _meta: MODERN_CALL_META }) },
         { signal: own?.signal, timeout: options.timeoutMs, onprogress },
       )) as CallToolResult;
       this.failures = 0;
