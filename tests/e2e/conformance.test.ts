@@ -3,7 +3,7 @@
  * against pda (dist/testing/conformance/client.js drives the real CLI at each scenario's test server), and its
  * server scenarios against the bundled math server over Streamable HTTP. Only the scenarios pda passes are
  * here; the README's MCP section says which others fail and why (server scenarios that need the suite's own
- * test tools; auth/cross-app-access-complete-flow). The auth scenarios run their own authorization server:
+ * test tools). The auth scenarios run their own authorization server (cross-app access also an enterprise IdP):
  * pda logs in on the way (the driver's PDA_BROWSER follows the authorization URL to pda's loopback callback).
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
@@ -148,6 +148,7 @@ export const AUTH_SCENARIOS = [
   "auth/offline-access-not-supported",
   "auth/client-credentials-jwt",
   "auth/client-credentials-basic",
+  "auth/cross-app-access-complete-flow",
 ];
 
 // One at a time: each starts the suite and pda two or three times, and five at once starve a busy machine.

@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike } from "@modelcontextprotocol/client";
+import type { IdpConfig } from "../config.js";
 import { authFetch } from "./flow.js";
 import type { Person } from "./person.js";
 import { PdaOAuthProvider, type LoginClient } from "./provider.js";
@@ -13,6 +14,8 @@ export interface RemoteServer {
   url: string;
   transport?: "http" | "sse" | string;
   headers?: Record<string, string>;
+  /** The config's `auth`: an enterprise IdP means cross-app access. */
+  auth?: { idp: IdpConfig };
 }
 
 export interface LoginOptions extends LoginClient {
@@ -35,7 +38,7 @@ export interface LoginResult {
  * and lets the server's 401 start the authorization, answered by `person`.
  */
 export async function login(server: RemoteServer, opts: LoginOptions): Promise<LoginResult> {
-  const provider = new PdaOAuthProvider(server.id, server.url, opts.store);
+  const provider = new PdaOAuthProvider(server.id, server.url, opts.store, { idp: server.auth?.idp });
   provider.useClient(opts);
   provider.rememberScope(opts.scope);
   provider.forgetTokens();
