@@ -104,16 +104,16 @@ export async function jwtBearerRequest(opts: {
   authorizationServerUrl: string | undefined;
   resourceUrl: string | undefined;
   scope: string | undefined;
-  fetchFn?: FetchLike;
 }): Promise<URLSearchParams> {
   const { server, idp, client } = opts;
-  if (!client?.client_id || !opts.authorizationServerUrl) throw crossAppClientNeeded(server);
+  if (!client?.client_id) throw crossAppClientNeeded(server);
+  if (!opts.authorizationServerUrl)
+    throw new AuthError("AUTH_FAILED", server, `server "${server}": no authorization server was discovered`);
   const xaa = new CrossAppAccessProvider({
     clientId: client.client_id,
     clientSecret: client.client_secret ?? "",
     clientName: "pda",
     expectedIssuer: opts.authorizationServerUrl,
-    ...(opts.fetchFn && { fetchFn: opts.fetchFn }),
     assertion: async (ctx) => {
       const exchange = {
         audience: ctx.authorizationServerUrl,
