@@ -79,3 +79,38 @@ describe("pda and a server that wants a login, with no person there", () => {
     expect(JSON.parse(r.stdout).error.code).toBe("AUTH_NOT_FOUND");
   }, 90_000);
 });
+
+describe("a server that signs in through an enterprise IdP (auth.idp, cross-app access)", () => {
+  beforeAll(() =>
+    writeFileSync(
+      join(cli.config, "mcp_server_config.yaml"),
+      JSON.stringify({
+        servers: [
+          { id: "corp", url },
+          { id: "crm", url, auth: { idp: { issuer: "http://127.0.0.1:1", client_id: "pda" } } },
+        ],
+      }),
+    ),
+  );
+
+  it("with no login, a call fails with exit 3 naming the login that gives an ID token, and registers nothing", async () => {
+    const r = await cli.pda(["call", "crm.anything"]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain("pda auth login crm --id-token-file <file>");
+    expect(existsSync(store().path("crm"))).toBe(false);
+  }, 90_000);
+
+  it("login refuses --id-token-file for a server without auth.idp, and an ID token that is no JWT", async () => {
+    const file = join(cli.dir, "id_token.jwt");
+    writeFileSync(file, "not a jwt\n");
+    const plain = await cli.pda(["auth", "login", "corp", "--id-token-file", file]);
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain(
+      '--id-token-file is for a server with auth.idp in its config; "corp" has none',
+    );
+    const bad = await cli.pda(["auth", "login", "crm", "--client-id", "c", "--id-token-file", file]);
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).toContain('the ID token for server "crm" is not a JWT');
+    expect(existsSync(store().path("crm"))).toBe(false);
+  }, 90_000);
+});

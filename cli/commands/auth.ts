@@ -1,4 +1,5 @@
 /** `pda auth login | logout | status`: OAuth logins to remote MCP servers, kept in the user's config folder. */
+import { readFileSync } from "node:fs";
 import chalk from "chalk";
 import { Option, type Command } from "commander";
 import { ConfigError } from "../../core/index.js";
@@ -7,6 +8,7 @@ import {
   AuthError,
   TokenStore,
   browserCommand,
+  idTokenClaims,
   login,
   person,
   status,
@@ -33,7 +35,25 @@ function remoteServer(cmd: Command, id: string): RemoteServer {
       id,
       `server "${id}" is not a remote (HTTP) server: it has no login`,
     );
-  return { id, url: server.url, transport: server.transport, headers: server.headers };
+  return {
+    id,
+    url: server.url,
+    transport: server.transport,
+    headers: server.headers,
+    ...(server.auth && { auth: server.auth }),
+  };
+}
+
+/** The ID token in `file` (`-`: standard input), checked to be a JWT before anything is sent. */
+function readIdToken(server: string, file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file === "-" ? 0 : file, "utf8").trim();
+  } catch (e) {
+    throw new ConfigError(`--id-token-file: cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  idTokenClaims(server, token);
+  return token;
 }
 
 const json = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -66,12 +86,17 @@ export function register(program: Command): void {
     )
     .option("--client-key <file>", "a PEM private key the client authenticates with (private_key_jwt)")
     .option("--client-key-alg <alg>", "that key's JWS algorithm (default ES256)")
+    .option(
+      "--id-token-file <file>",
+      "for a server with auth.idp (cross-app access): a file holding your ID token from that IdP (- for stdin)",
+    )
     .option("--scope <scope>", "scopes to ask for beyond those the server names (space-separated)")
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       "\nExamples:\n  pda auth login notion --open\n  pda auth login corp --client-id pda-cli --client-secret $SECRET\n" +
-        "  pda auth login ci --grant client_credentials --client-id robot --client-key robot.pem\n",
+        "  pda auth login ci --grant client_credentials --client-id robot --client-key robot.pem\n" +
+        "  pda auth login crm --client-id pda-crm --client-secret $SECRET --id-token-file id_token.jwt\n",
     )
     .action(
       (
@@ -84,6 +109,7 @@ export function register(program: Command): void {
           grant?: "authorization_code" | "client_credentials";
           clientKey?: string;
           clientKeyAlg?: string;
+          idTokenFile?: string;
           scope?: string;
           json?: boolean;
         },
@@ -93,6 +119,15 @@ export function register(program: Command): void {
           if ((opts.grant === "client_credentials" || opts.clientKey) && !opts.clientId)
             throw new ConfigError("--grant client_credentials and --client-key need --client-id");
           const server = remoteServer(cmd, id);
+          if (server.auth?.idp && (opts.grant || opts.clientKey))
+            throw new ConfigError(
+              `server "${id}" signs in through its enterprise IdP (auth.idp): --grant and --client-key do not apply`,
+            );
+          if (opts.idTokenFile && !server.auth?.idp)
+            throw new ConfigError(
+              `--id-token-file is for a server with auth.idp in its config; "${id}" has none (cross-app access)`,
+            );
+          const idToken = opts.idTokenFile ? readIdToken(id, opts.idTokenFile) : undefined;
           const open = opts.open ? browserCommand() : process.env.PDA_BROWSER;
           const r = await login(server, {
             store: new TokenStore(),
@@ -103,6 +138,7 @@ export function register(program: Command): void {
             grant: opts.grant,
             clientKeyFile: opts.clientKey,
             clientKeyAlg: opts.clientKeyAlg,
+            idToken,
             scope: opts.scope,
           });
           // The paste prompt may still hold stdin: nothing more is read.

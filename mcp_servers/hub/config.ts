@@ -25,6 +25,21 @@ const ID_RULE = "a server name is 1-64 printable characters without a dot (the d
 function schemas(x: Expansion, expand = true) {
   const str = expand ? expanded(x) : z.string();
   const names = z.array(z.string().min(1)).default([]);
+  /**
+   * Enterprise-managed authorization (SEP-990, cross-app access): the person's ID token from this IdP is
+   * exchanged there (RFC 8693) for an ID-JAG, which the MCP server's authorization server takes as a
+   * jwt-bearer grant (RFC 7523). The token endpoint is discovered from `issuer` unless given.
+   */
+  const Idp = z
+    .object({
+      issuer: str.pipe(z.url()),
+      token_endpoint: str.pipe(z.url()).optional(),
+      /** pda's client at the IdP (the token exchange names it). */
+      client_id: str.pipe(z.string().min(1)),
+      client_secret: str.optional(),
+    })
+    .strict();
+  const Auth = z.object({ idp: Idp }).strict();
   const Server = z
     .object({
       id: z.string().regex(SERVER_ID, ID_RULE),
@@ -40,6 +55,8 @@ function schemas(x: Expansion, expand = true) {
       /** `sse` for servers that speak only the legacy HTTP+SSE transport (2024-11-05). */
       transport: z.enum(["stdio", "http", "sse"]).optional(),
       headers: z.record(z.string(), str).default({}),
+      /** How pda gets this remote server's OAuth tokens when not by a person's login (see Idp). */
+      auth: Auth.optional(),
       /**
        * Which MCP era to speak: `2025` the initialize handshake, `2026-07-28` the modern era only, `auto`
        * probe with server/discover and fall back to initialize. Default: `auto` over HTTP, `2025` over stdio.
@@ -85,6 +102,8 @@ function schemas(x: Expansion, expand = true) {
           path: ["transport"],
           message: `transport ${s.transport} needs ${s.transport === "stdio" ? "command" : "url"}`,
         });
+      if (s.auth && !s.url)
+        ctx.addIssue({ code: "custom", path: ["auth"], message: "auth is for remote servers: it needs url" });
     });
 
   const HubConfig = z
@@ -100,11 +119,13 @@ function schemas(x: Expansion, expand = true) {
     })
     .strict();
 
-  return { Server, HubConfig };
+  return { Server, HubConfig, Idp };
 }
 
 type S = ReturnType<typeof schemas>;
 export type ServerConfig = z.infer<S["Server"]>;
+/** A server's enterprise IdP (`auth.idp`), for cross-app access. */
+export type IdpConfig = z.infer<S["Idp"]>;
 export type HubConfig = z.infer<S["HubConfig"]>;
 /** What callers may pass in code: our shape before defaults, or another client's shape (desktop.ts). */
 export type HubConfigInput = z.input<S["HubConfig"]> | { mcpServers: Record<string, unknown> };

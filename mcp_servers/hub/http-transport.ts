@@ -17,7 +17,11 @@ export function httpTransport(id: string, config: ServerConfig): Transport {
   const url = new URL(config.url!);
   const common = {
     requestInit: { headers: config.headers },
-    fetch: withRemoteAuth(id, { url: config.url!, headers: config.headers }, cappedFetch()),
+    fetch: withRemoteAuth(
+      id,
+      { url: config.url!, headers: config.headers, auth: config.auth },
+      cappedFetch(),
+    ),
   };
   return config.transport === "sse"
     ? new SSEClientTransport(url, common)

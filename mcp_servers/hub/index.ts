@@ -6,6 +6,6 @@ export {
   type SamplingHandler,
 } from "./multi.js";
 export { loadHubConfig, parseHubConfig, hubConfigFromObject, HubConfigSchema } from "./config.js";
-export type { HubConfig, HubConfigInput, ServerConfig } from "./config.js";
+export type { HubConfig, HubConfigInput, IdpConfig, ServerConfig } from "./config.js";
 export type { HubEvent, HubEventListener, ServerState, ServerStatus } from "./events.js";
 export type { SpawnFn } from "./stdio.js";

@@ -23,6 +23,23 @@ interface Context {
   client_secret?: string;
   private_key_pem?: string;
   signing_algorithm?: string;
+  /** Cross-app access: the enterprise IdP, pda's client there, and the person's ID token from it. */
+  idp_issuer?: string;
+  idp_token_endpoint?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+}
+
+const CROSS_APP = "auth/cross-app-access-complete-flow";
+
+/** The server entry's `auth`, where the scenario's server signs in through an enterprise IdP. */
+function serverAuth(scenario: string): object {
+  if (scenario !== CROSS_APP) return {};
+  const { idp_issuer = "", idp_token_endpoint = "", idp_client_id = "" } = context();
+  // The token endpoint as given: the suite's IdP metadata lacks fields OpenID discovery requires.
+  return {
+    auth: { idp: { issuer: idp_issuer, token_endpoint: idp_token_endpoint, client_id: idp_client_id } },
+  };
 }
 
 function context(): Context {
@@ -50,6 +67,14 @@ function authPlan(scenario: string, dir: string): string[][] | undefined {
       return [[...login, "--client-id", client_id, "--client-secret", client_secret], call];
     case "auth/client-credentials-basic":
       return [[...machine, "--client-secret", client_secret], call];
+    case CROSS_APP: {
+      const idToken = join(dir, "id_token.jwt");
+      writeFileSync(idToken, context().idp_id_token ?? "");
+      return [
+        [...login, "--client-id", client_id, "--client-secret", client_secret, "--id-token-file", idToken],
+        call,
+      ];
+    }
     case "auth/client-credentials-jwt": {
       const key = join(dir, "client.pem");
       writeFileSync(key, private_key_pem);
@@ -81,7 +106,10 @@ function main(): number {
     return 2;
   }
   try {
-    writeFileSync(join(dir, "mcp_server_config.yaml"), JSON.stringify({ servers: [{ id: "s", url }] }));
+    writeFileSync(
+      join(dir, "mcp_server_config.yaml"),
+      JSON.stringify({ servers: [{ id: "s", url, ...serverAuth(scenario) }] }),
+    );
     for (const args of steps) {
       const r = spawnSync(process.execPath, [MAIN, "--config", dir, "--db", join(dir, "pda.db"), ...args], {
         stdio: "inherit",

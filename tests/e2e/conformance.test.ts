@@ -1,12 +1,13 @@
 /**
- * The official MCP conformance suite (@modelcontextprotocol/conformance), on loopback only: its client scenarios
+ * The official MCP conformance suite (@modelcontextprotocol/conformance), on loopback only (each scenario in a
+ * network namespace of its own where the machine allows one, see probeNetns): its client scenarios
  * against pda (dist/testing/conformance/client.js drives the real CLI at each scenario's test server), and its
  * server scenarios against the bundled math server over Streamable HTTP. Only the scenarios pda passes are
  * here; the README's MCP section says which others fail and why (server scenarios that need the suite's own
- * test tools; auth/cross-app-access-complete-flow). The auth scenarios run their own authorization server:
+ * test tools). The auth scenarios run their own authorization server (cross-app access also an enterprise IdP):
  * pda logs in on the way (the driver's PDA_BROWSER follows the authorization URL to pda's loopback callback).
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -40,14 +41,62 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
+/**
+ * Whether each scenario can run in its own network namespace with only loopback up (`unshare -rn`: an
+ * unprivileged user namespace, which some kernels and CI runners refuse), and why not.
+ */
+function probeNetns(): string | undefined {
+  if (process.env.PDA_CONFORMANCE_NETNS === "off") return "PDA_CONFORMANCE_NETNS=off";
+  const r = spawnSync("unshare", ["-rn", "sh", "-c", "ip link set lo up"], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (r.error) return `unshare -rn: ${r.error.message}`;
+  if (r.status !== 0) return `unshare -rn: ${r.stderr.trim() || `exit ${r.status}`}`;
+  return undefined;
+}
+const NO_NETNS = probeNetns();
+if (NO_NETNS)
+  console.warn(
+    `conformance: scenarios share the host's loopback, no network namespace of their own (${NO_NETNS})`,
+  );
+
+/**
+ * The argv that runs `script` (sh, with "$@" the rest) in a fresh network namespace with loopback up: the
+ * suite, its servers and pda reach nothing but each other. Without namespaces, on the host as it is.
+ */
+function contained(script: string, args: string[]): [string, string[]] {
+  return NO_NETNS
+    ? ["sh", ["-c", script, "sh", ...args]]
+    : ["unshare", ["-rn", "sh", "-c", `ip link set lo up && ${script}`, "sh", ...args]];
+}
+
+const RUN_SUITE = 'exec "$@"';
+/** A server scenario: the math server started beside the suite (in its namespace), its URL read from its stdout. */
+const WITH_MATH = `
+"$NODE" "$MATH" --http 127.0.0.1:0 > math.out & math=$!
+i=0; until grep -q '^listening ' math.out; do i=$((i+1)); [ $i -gt 1200 ] && { cat math.out; exit 90; }; sleep 0.1; done
+url=$(sed -n 's/^listening //p' math.out | head -n 1)
+"$@" --url "$url"; rc=$?; kill $math; exit $rc`;
+
 /** Runs the suite with `args`, results under a fresh folder; resolves to every check of the scenario run. */
-function suite(args: string[]): Promise<{ checks: Check[]; log: string }> {
+function suite(args: string[], script = RUN_SUITE): Promise<{ checks: Check[]; log: string }> {
   const dir = mkdtempSync(join(out, "run-"));
+  const [cmd, argv] = contained(script, [process.execPath, ...NODE_ARGS, SUITE, ...args, "-o", dir]);
   return new Promise((resolve, reject) =>
     execFile(
-      process.execPath,
-      [...NODE_ARGS, SUITE, ...args, "-o", dir],
-      { cwd: dir, timeout: 150_000, env: { ...process.env, NO_COLOR: "1" } },
+      cmd,
+      argv,
+      {
+        cwd: dir,
+        timeout: 150_000,
+        env: {
+          ...process.env,
+          NO_COLOR: "1",
+          NODE: process.execPath,
+          MATH: join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js"),
+        },
+      },
       (e, stdout, stderr) => {
         const log = `${stdout}\n${stderr}`;
         // An auth scenario's results are one level down: auth/<name>-<time>/.
@@ -75,6 +124,23 @@ function verdicts(checks: Check[]): Record<string, string> {
 /** The suite's own wait for the client (default 30 s), stretched for pda's start-ups on a busy machine. */
 const CLIENT_TIMEOUT = ["--timeout", "120000"];
 const CLIENT = `${process.execPath} ${join(PACKAGE_ROOT, "dist/testing/conformance/client.js")}`;
+
+describe("isolation", () => {
+  it.skipIf(NO_NETNS)("a scenario's processes see one network interface: loopback, up", async () => {
+    const [cmd, argv] = contained(RUN_SUITE, ["cat", "/proc/net/dev"]);
+    const dev = await new Promise<string>((resolve, reject) =>
+      execFile(cmd, argv, (e, stdout) => (e ? reject(e) : resolve(stdout))),
+    );
+    // Two header lines, then one line per interface of the process's network namespace.
+    expect(
+      dev
+        .trim()
+        .split("\n")
+        .slice(2)
+        .map((l) => l.split(":")[0]!.trim()),
+    ).toEqual(["lo"]);
+  });
+});
 
 describe.concurrent("client scenarios (pda against the suite's servers)", () => {
   it.each([
@@ -148,6 +214,7 @@ export const AUTH_SCENARIOS = [
   "auth/offline-access-not-supported",
   "auth/client-credentials-jwt",
   "auth/client-credentials-basic",
+  "auth/cross-app-access-complete-flow",
 ];
 
 // One at a time: each starts the suite and pda two or three times, and five at once starve a busy machine.
@@ -175,30 +242,6 @@ describe("client auth scenarios (pda logs in to the suite's authorization server
 });
 
 describe.concurrent("server scenarios (the suite against the bundled math server over HTTP)", () => {
-  let server: ChildProcess | undefined;
-  let url: string;
-  beforeAll(async () => {
-    server = spawn(
-      process.execPath,
-      [join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js"), "--http", "127.0.0.1:0"],
-      {
-        stdio: ["ignore", "pipe", "inherit"],
-      },
-    );
-    url = await new Promise<string>((resolve, reject) => {
-      let text = "";
-      server!.stdout!.on("data", (b: Buffer) => {
-        text += b.toString();
-        const m = /listening (http:\/\/\S+)/.exec(text);
-        if (m) resolve(m[1]!);
-      });
-      server!.once("exit", (code) => reject(new Error(`math server exited (${code}) before listening`)));
-    });
-  });
-  afterAll(() => {
-    server?.kill();
-  });
-
   // tools-call-simple-text and tools-call-error also "pass" against it, but only because the suite accepts the
   // tool-not-found error of a tool math does not have: they prove nothing and are left out.
   it.each([
@@ -210,7 +253,7 @@ describe.concurrent("server scenarios (the suite against the bundled math server
   ])(
     "%s passes",
     async (scenario) => {
-      const { checks, log } = await suite(["server", "--url", url, "--scenario", scenario]);
+      const { checks, log } = await suite(["server", "--scenario", scenario], WITH_MATH);
       const v = verdicts(checks);
       expect(Object.keys(v).length, log).toBeGreaterThan(0);
       expect(

@@ -13,6 +13,7 @@ import {
   PdaOAuthProvider,
   TokenStore,
   authFetch,
+  idTokenClaims,
   parsePasted,
   withRemoteAuth,
   type AuthFile,
@@ -150,6 +151,137 @@ describe("the fetch of a remote server's transport", () => {
       expect((await f(s.url, { method: "POST", body: "{}" })).status).toBe(401);
     } finally {
       await s.close();
+    }
+  });
+});
+
+/** A JWT-shaped ID token with these claims (unsigned: the IdP, not pda, verifies it). */
+const idToken = (claims: object) => `e30.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.c2ln`;
+
+/**
+ * An enterprise IdP on loopback: RFC 8414 metadata naming its token endpoint, which answers an RFC 8693 token
+ * exchange with an ID-JAG and records each request's form.
+ */
+async function idp(metadata?: (base: string) => object) {
+  const forms: URLSearchParams[] = [];
+  const server: Server = createServer((req, res) => {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    let body = "";
+    req.on("data", (b: Buffer) => (body += b.toString()));
+    req.on("end", () => {
+      if (req.url === "/.well-known/oauth-authorization-server")
+        return res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify(
+            metadata?.(base) ?? {
+              issuer: base,
+              authorization_endpoint: `${base}/authorize`,
+              token_endpoint: `${base}/token`,
+              response_types_supported: ["code"],
+            },
+          ),
+        );
+      if (req.url !== "/token") return res.writeHead(404).end();
+      forms.push(new URLSearchParams(body));
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          access_token: "the-id-jag",
+          issued_token_type: "urn:ietf:params:oauth:token-type:id-jag",
+          token_type: "N_A",
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, forms, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe("cross-app access (auth.idp)", () => {
+  const mcp = "https://mcp.crm.example/mcp";
+  const as = "https://auth.crm.example";
+
+  it("exchanges the stored ID token at the discovered IdP for an ID-JAG and asks the AS for a jwt-bearer grant", async () => {
+    const i = await idp();
+    try {
+      const store = new TokenStore(join(dir, "auth"));
+      const idpConfig = { issuer: i.url, client_id: "pda-at-idp", client_secret: "idp-secret" };
+      const token = idToken({ sub: "ann", exp: Math.floor(Date.now() / 1000) + 3600 });
+      new PdaOAuthProvider("crm", mcp, store, { idp: idpConfig }).useClient({
+        clientId: "pda-at-crm",
+        clientSecret: "crm-secret",
+        idToken: token,
+      });
+      // A later run: the ID token and client come from the 0600 file.
+      const p = new PdaOAuthProvider("crm", mcp, store, { idp: idpConfig });
+      expect(p.nonInteractive).toBe(true);
+      expect(p.redirectUrl).toBeUndefined();
+      expect(p.clientMetadata.grant_types).toEqual(["urn:ietf:params:oauth:grant-type:jwt-bearer"]);
+      p.saveAuthorizationServerUrl(as);
+      p.saveResourceUrl(mcp);
+      const req = await p.prepareTokenRequest("crm:read");
+      expect(Object.fromEntries(req!)).toEqual({
+        grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        assertion: "the-id-jag",
+        scope: "crm:read",
+      });
+      expect(i.forms).toHaveLength(1);
+      expect(Object.fromEntries(i.forms[0]!)).toEqual({
+        grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+        requested_token_type: "urn:ietf:params:oauth:token-type:id-jag",
+        subject_token_type: "urn:ietf:params:oauth:token-type:id_token",
+        subject_token: token,
+        audience: as,
+        resource: mcp,
+        client_id: "pda-at-idp",
+        client_secret: "idp-secret",
+        scope: "crm:read",
+      });
+      expect(statSync(store.path("crm")).mode & 0o777).toBe(0o600);
+    } finally {
+      await i.close();
+    }
+  });
+
+  it("an expired or missing ID token is AUTH_REQUIRED naming the login that gives one, and nothing is sent", async () => {
+    const i = await idp();
+    try {
+      const store = new TokenStore(join(dir, "auth"));
+      const p = new PdaOAuthProvider("crm", mcp, store, { idp: { issuer: i.url, client_id: "c" } });
+      p.useClient({ clientId: "pda-at-crm", clientSecret: "s" });
+      p.saveAuthorizationServerUrl(as);
+      p.saveResourceUrl(mcp);
+      const none = await p.prepareTokenRequest().catch((e: unknown) => e);
+      expect(none).toBeInstanceOf(AuthError);
+      expect((none as AuthError).code).toBe("AUTH_REQUIRED");
+      expect((none as AuthError).message).toContain("pda auth login crm --id-token-file <file>");
+      p.useClient({ idToken: idToken({ sub: "ann", exp: 1_700_000_000 }) });
+      const expired = await p.prepareTokenRequest().catch((e: unknown) => e);
+      expect((expired as AuthError).code).toBe("AUTH_REQUIRED");
+      expect((expired as AuthError).message).toMatch(/expired at 2023-11-14T22:13:20\.000Z/);
+      expect(i.forms).toHaveLength(0);
+      expect(() => idTokenClaims("crm", "not-a-jwt")).toThrow(/ID token for server "crm" is not a JWT/);
+    } finally {
+      await i.close();
+    }
+  });
+
+  it("an IdP whose metadata names no usable token endpoint is AUTH_FAILED pointing at auth.idp.token_endpoint", async () => {
+    const i = await idp((base) => ({ issuer: base, token_endpoint: `${base}/token` }));
+    try {
+      const p = new PdaOAuthProvider("crm", mcp, new TokenStore(join(dir, "auth")), {
+        idp: { issuer: i.url, client_id: "c" },
+      });
+      p.useClient({ clientId: "pda-at-crm", clientSecret: "s", idToken: idToken({ sub: "ann" }) });
+      p.saveAuthorizationServerUrl(as);
+      p.saveResourceUrl(mcp);
+      const e = await p.prepareTokenRequest().catch((x: unknown) => x);
+      expect((e as AuthError).code).toBe("AUTH_FAILED");
+      expect((e as AuthError).message).toMatch(
+        /cannot find the token endpoint of the IdP http:\/\/127\.0\.0\.1:\d+ \(.*authorization_endpoint.*\): set auth\.idp\.token_endpoint/,
+      );
+      expect(i.forms).toHaveLength(0);
+    } finally {
+      await i.close();
     }
   });
 });

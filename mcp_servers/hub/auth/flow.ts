@@ -37,6 +37,7 @@ export async function authorize(provider: PdaOAuthProvider, opts: AuthorizeOptio
   const base = { serverUrl, resourceMetadataUrl: opts.resourceMetadataUrl, fetchFn: opts.fetchFn };
   const person = opts.person;
   if (provider.nonInteractive) {
+    provider.checkLogin();
     const r = await sdk(server, () => runAuth(provider, { ...base, scope: opts.scope }));
     if (r !== "AUTHORIZED")
       throw new AuthError("AUTH_FAILED", server, `server "${server}": no token was issued`);

@@ -4,6 +4,7 @@
  * functions behind `pda auth`.
  */
 import type { FetchLike } from "@modelcontextprotocol/client";
+import type { IdpConfig } from "../config.js";
 import { authFetch } from "./flow.js";
 import { ambientPerson, type Person } from "./person.js";
 import { PdaOAuthProvider } from "./provider.js";
@@ -11,7 +12,8 @@ import { TokenStore } from "./store.js";
 
 export { AuthError, AUTH_ERROR_CODES, type AuthErrorCode } from "./errors.js";
 export { TokenStore, AuthFileSchema, defaultAuthDir, type AuthFile } from "./store.js";
-export { PdaOAuthProvider } from "./provider.js";
+export { PdaOAuthProvider, type ProviderOptions } from "./provider.js";
+export { idTokenClaims } from "./cross-app.js";
 export { authorize, authFetch, type AuthorizeOptions } from "./flow.js";
 export {
   person,
@@ -37,11 +39,13 @@ export {
  */
 export function withRemoteAuth(
   server: string,
-  config: { url: string; headers?: Record<string, string> },
+  config: { url: string; headers?: Record<string, string>; auth?: { idp: IdpConfig } },
   next: FetchLike,
   deps: { store?: TokenStore; person?: Person } = {},
 ): FetchLike {
   if (Object.keys(config.headers ?? {}).some((h) => h.toLowerCase() === "authorization")) return next;
-  const provider = new PdaOAuthProvider(server, config.url, deps.store ?? new TokenStore());
+  const provider = new PdaOAuthProvider(server, config.url, deps.store ?? new TokenStore(), {
+    idp: config.auth?.idp,
+  });
   return authFetch(provider, next, { person: "person" in deps ? deps.person : ambientPerson() });
 }

@@ -4,6 +4,7 @@
  * only: the hub imports this folder for every remote server, and a run never logs in this way (#16).
  */
 import type { FetchLike } from "@modelcontextprotocol/client";
+import type { IdpConfig } from "../config.js";
 import { authFetch } from "./flow.js";
 import type { Person } from "./person.js";
 import { PdaOAuthProvider, type LoginClient } from "./provider.js";
@@ -14,6 +15,8 @@ export interface RemoteServer {
   url: string;
   transport?: "http" | "sse" | string;
   headers?: Record<string, string>;
+  /** The config's `auth`: an enterprise IdP means cross-app access. */
+  auth?: { idp: IdpConfig };
 }
 
 export interface LoginOptions extends LoginClient {
@@ -36,7 +39,7 @@ export interface LoginResult {
  * and lets the server's 401 start the authorization, answered by `person`.
  */
 export async function login(server: RemoteServer, opts: LoginOptions): Promise<LoginResult> {
-  const provider = new PdaOAuthProvider(server.id, server.url, opts.store);
+  const provider = new PdaOAuthProvider(server.id, server.url, opts.store, { idp: server.auth?.idp });
   provider.useClient(opts);
   provider.rememberScope(opts.scope);
   provider.forgetTokens();

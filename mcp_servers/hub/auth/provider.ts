@@ -14,6 +14,8 @@ import type {
   StoredOAuthClientInformation,
   StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
+import type { IdpConfig } from "../config.js";
+import { JWT_BEARER, crossAppClientNeeded, jwtBearerRequest, usableIdToken } from "./cross-app.js";
 import { asClient, asDiscovery, asTokens, fromDiscovery, type AuthFile, type TokenStore } from "./store.js";
 
 /**
@@ -30,6 +32,14 @@ export interface LoginClient {
   grant?: "authorization_code" | "client_credentials";
   clientKeyFile?: string;
   clientKeyAlg?: string;
+  /** The person's ID token from the server's enterprise IdP (`auth.idp`): cross-app access. */
+  idToken?: string;
+}
+
+/** What the server's config says about its authorization. */
+export interface ProviderOptions {
+  /** The enterprise IdP whose ID token is exchanged for the server's tokens (cross-app access, no browser). */
+  idp?: IdpConfig;
 }
 
 export class PdaOAuthProvider implements OAuthClientProvider {
@@ -41,11 +51,15 @@ export class PdaOAuthProvider implements OAuthClientProvider {
   legacyIssuer = false;
   /** The `state` sent with the last authorization request: the callback must bring it back. */
   expectedState: string | undefined;
+  /** Cross-app access: the authorization server and resource the SDK found (the ID-JAG's audience, resource). */
+  private authorizationServer: string | undefined;
+  private resource: string | undefined;
 
   constructor(
     readonly server: string,
     readonly serverUrl: string,
     private readonly store: TokenStore,
+    private readonly opts: ProviderOptions = {},
   ) {
     this.file = store.load(server, serverUrl) ?? { version: 1, server, serverUrl };
   }
@@ -95,25 +109,61 @@ export class PdaOAuthProvider implements OAuthClientProvider {
         clientSource: "login",
       });
     if (opts.clientMetadataUrl) this.update({ clientMetadataUrl: opts.clientMetadataUrl });
+    if (opts.idToken) this.update({ idToken: opts.idToken });
   }
 
   get accessToken(): string | undefined {
     return this.file.tokens?.access_token;
   }
 
-  /** client_credentials: the SDK asks no one (it takes a client without a redirect URL for a machine). */
+  /** client_credentials or cross-app access: the SDK asks no one (a client without a redirect URL). */
   get nonInteractive(): boolean {
-    return this.file.grant === "client_credentials";
+    return this.crossApp || this.file.grant === "client_credentials";
+  }
+
+  private get crossApp(): boolean {
+    return this.opts.idp !== undefined;
+  }
+
+  /**
+   * Cross-app access needs what only `pda auth login` gives (a client, an ID token): without them nothing is
+   * sent (a registration or an exchange that cannot succeed), the error names that login instead.
+   */
+  checkLogin(): void {
+    if (!this.crossApp) return;
+    usableIdToken(this.server, this.file.idToken);
+    if (!this.file.client) throw crossAppClientNeeded(this.server);
   }
 
   get redirectUrl(): string | undefined {
     return this.nonInteractive ? undefined : (this.redirect ?? NO_CALLBACK_YET);
   }
 
-  /** client_credentials asks for the token itself; an authorization code flow leaves it to the SDK. */
-  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+  /**
+   * client_credentials and cross-app access (jwt-bearer with an ID-JAG from the IdP) ask for the token
+   * themselves; an authorization code flow leaves it to the SDK.
+   */
+  async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
+    if (this.opts.idp)
+      return jwtBearerRequest({
+        server: this.server,
+        idp: this.opts.idp,
+        idToken: usableIdToken(this.server, this.file.idToken),
+        client: asClient(this.file),
+        authorizationServerUrl: this.authorizationServer,
+        resourceUrl: this.resource,
+        scope,
+      });
     if (!this.nonInteractive) return undefined;
     return new URLSearchParams({ grant_type: "client_credentials", ...(scope && { scope }) });
+  }
+
+  saveAuthorizationServerUrl(url: string): void {
+    this.authorizationServer = url;
+  }
+
+  saveResourceUrl(url: string): void {
+    this.resource = url;
   }
 
   /** private_key_jwt with the key file given at login; else the SDK's own choice of client authentication. */
@@ -134,6 +184,14 @@ export class PdaOAuthProvider implements OAuthClientProvider {
 
   get clientMetadata(): OAuthClientMetadata {
     const redirect = this.redirectUrl;
+    if (this.crossApp)
+      return {
+        client_name: "pda",
+        redirect_uris: [],
+        grant_types: [JWT_BEARER],
+        token_endpoint_auth_method: "client_secret_basic",
+        ...(this.file.scope && { scope: this.file.scope }),
+      };
     return {
       client_name: "pda",
       redirect_uris: redirect ? [redirect] : [],

@@ -34,6 +34,8 @@ export const AuthFileSchema = z.object({
   /** A PEM private key file the client authenticates with (private_key_jwt), and its algorithm. */
   clientKeyFile: z.string().optional(),
   clientKeyAlg: z.string().optional(),
+  /** Cross-app access: the person's ID token from the server's enterprise IdP, exchanged for each new token. */
+  idToken: z.string().optional(),
   tokens: Tokens.optional(),
   /** When the tokens were saved (ms since epoch): with expires_in, when they expire. */
   savedAt: z.number().optional(),

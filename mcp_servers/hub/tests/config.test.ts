@@ -128,6 +128,49 @@ describe("hub config", () => {
     expect(configError(() => loadHubConfig(file)).message).toMatch(/:5: mcpServers\.x\.url: /);
   });
 
+  it("auth.idp (cross-app access): expanded, and wrong shapes named by field", () => {
+    const text = [
+      "servers:",
+      "  - id: crm",
+      "    url: https://mcp.crm.example/mcp",
+      "    auth:",
+      "      idp:",
+      "        issuer: https://idp.example.com",
+      "        client_id: pda",
+      "        client_secret: ${PDA_T_IDP_SECRET}",
+    ].join("\n");
+    const config = parseHubConfig("h.yaml", text, { env: { PDA_T_IDP_SECRET: "s3" } });
+    expect(config.servers[0]!.auth).toEqual({
+      idp: { issuer: "https://idp.example.com", client_id: "pda", client_secret: "s3" },
+    });
+    const noClient = configError(() =>
+      parseHubConfig("h.yaml", text.replace("        client_id: pda\n", ""), {
+        env: { PDA_T_IDP_SECRET: "s3" },
+      }),
+    );
+    expect(noClient.message).toMatch(/h\.yaml:\d+: servers\.0\.auth\.idp\.client_id: /);
+    const badIssuer = configError(() =>
+      parseHubConfig("h.yaml", text.replace("https://idp.example.com", "idp"), {
+        env: { PDA_T_IDP_SECRET: "s3" },
+      }),
+    );
+    expect(badIssuer.message).toMatch(/servers\.0\.auth\.idp\.issuer: /);
+    const typo = configError(() =>
+      parseHubConfig("h.yaml", `${text}\n        tokenEndpoint: https://idp.example.com/t`, {
+        env: { PDA_T_IDP_SECRET: "s3" },
+      }),
+    );
+    expect(typo.message).toMatch(/servers\.0\.auth\.idp: .*tokenEndpoint/);
+    const stdio = configError(() =>
+      hubConfigFromObject({
+        servers: [
+          { id: "x", command: "node", auth: { idp: { issuer: "https://i.example", client_id: "c" } } },
+        ],
+      }),
+    );
+    expect(stdio.message).toMatch(/servers\.0\.auth: auth is for remote servers: it needs url/);
+  });
+
   it("a config object is validated too", () => {
     const e = configError(() => hubConfigFromObject({ servers: [{ id: "has.dot", command: "x" }] }));
     expect(e.message).toMatch(/servers\.0\.id: a server name .* without a dot/);
