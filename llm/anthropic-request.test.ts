@@ -58,6 +58,40 @@ describe("anthropic request builder", () => {
     }
   });
 
+  it("pictures go as base64 image blocks; one of a type the API refuses is named, not sent", async () => {
+    const family = familyOf(config, "anthropic", "claude-sonnet-4-5");
+    const images = [
+      { mimeType: "image/svg+xml", data: "PHN2Zy8+" },
+      { mimeType: "image/png", data: "iVBORw0KGgo=" },
+    ];
+    const { body } = await buildMessagesRequest(
+      { ...turn(PerceptionSnapshot, "PerceptionSnapshot"), images },
+      "claude-sonnet-4-5",
+      family,
+    );
+    expect(anthropicRequestProblem(body as never)).toBeUndefined();
+    expect(body.messages[0]!.content).toEqual([
+      {
+        type: "text",
+        text: "2 + 2\n\n(1 image goes with this prompt but could not be sent: image/svg+xml is not a type this model takes.)",
+      },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+    ]);
+    // The rules refuse what the API refuses: an SVG sent as an image block.
+    const svg = {
+      ...body,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/svg+xml", data: "PHN2Zy8+" } },
+          ],
+        },
+      ],
+    };
+    expect(anthropicRequestProblem(svg as never)).toMatch(/media_type/);
+  });
+
   it("the check has teeth: without the family table an adaptive-only model gets structured outputs wrong", async () => {
     const loose = await buildMessagesRequest(turn(DecisionOutput, "DecisionOutput"), "claude-opus-4-7", {
       match: ".",

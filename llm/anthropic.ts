@@ -9,6 +9,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type {
+  ContentBlockParam,
   Message,
   MessageCreateParamsNonStreaming,
   Tool,
@@ -205,7 +206,7 @@ export async function buildMessagesRequest(
     model,
     max_tokens: cap + room,
     system,
-    messages: [{ role: "user", content: turn.prompt }],
+    messages: [{ role: "user", content: userContent(turn) }],
     ...(thinking ? { thinking } : {}),
   };
   const effort = thinking?.type === "adaptive" ? family?.effort : undefined;
@@ -227,6 +228,32 @@ export async function buildMessagesRequest(
   body.tools = [tool];
   body.tool_choice = { type: "tool", name: toolName, disable_parallel_tool_use: true };
   return { body, mode, toolName };
+}
+
+/** The picture types the Messages API takes as base64 image blocks. */
+const CLAUDE_IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
+
+/**
+ * The user message: the prompt, then each picture as a base64 image block (every current Claude model takes
+ * images). A picture of a type the API refuses is left out, with a line saying so; its placeholder in the
+ * prompt still names it, and its base64 never goes as text.
+ */
+function userContent(turn: RawTurn): string | ContentBlockParam[] {
+  const images = turn.images ?? [];
+  if (images.length === 0) return turn.prompt;
+  const sent = images.filter((i) => CLAUDE_IMAGE_TYPES.has(i.mimeType));
+  const left = images.filter((i) => !CLAUDE_IMAGE_TYPES.has(i.mimeType));
+  const note = left.length
+    ? `\n\n(${left.length === 1 ? "1 image goes" : `${left.length} images go`} with this prompt but could not be sent: ${[...new Set(left.map((i) => i.mimeType))].join(", ")} is not a type this model takes.)`
+    : "";
+  if (sent.length === 0) return turn.prompt + note;
+  return [
+    { type: "text", text: turn.prompt + note },
+    ...sent.map((i): ContentBlockParam => ({
+      type: "image",
+      source: { type: "base64", media_type: i.mimeType as "image/png", data: i.data },
+    })),
+  ];
 }
 
 function thinkingOf(family: ModelFamily | undefined): MessageCreateParamsNonStreaming["thinking"] {

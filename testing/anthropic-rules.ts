@@ -35,6 +35,11 @@ export function anthropicRequestProblem(body: Json): string | undefined {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) return "messages: at least one message is required";
   if ((messages[0] as Json).role !== "user") return 'messages: first message must use the "user" role';
+  const blocks = messages.map((m) => (m as Json).content);
+  for (const [i, content] of blocks.entries()) {
+    const problem = contentProblem(content, `messages.${i}.content`);
+    if (problem) return problem;
+  }
   const thinking = body.thinking as { type?: string; budget_tokens?: number } | undefined;
   const thinks = thinking?.type === "enabled" || thinking?.type === "adaptive";
   if (thinking?.type === "enabled") {
@@ -97,6 +102,25 @@ function schemaProblem(s: Json): string | undefined {
   for (const c of children) {
     const p = c && typeof c === "object" ? schemaProblem(c as Json) : undefined;
     if (p) return p;
+  }
+  return undefined;
+}
+
+const IMAGE_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/** A message's content: a string, or blocks where each image is base64 of a type the API takes. */
+function contentProblem(content: unknown, at: string): string | undefined {
+  if (typeof content === "string")
+    return content ? undefined : `${at}: text content blocks must be non-empty`;
+  if (!Array.isArray(content)) return `${at}: Input should be a valid list`;
+  for (const [j, b] of (content as Json[]).entries()) {
+    if (b.type === "text" && !b.text) return `${at}.${j}.text: text content blocks must be non-empty`;
+    if (b.type !== "image") continue;
+    const source = b.source as Json | undefined;
+    if (source?.type !== "base64") return `${at}.${j}.source.type: Input should be 'base64', 'url' or 'file'`;
+    if (!IMAGE_TYPES.includes(String(source.media_type)))
+      return `${at}.${j}.source.base64.media_type: Input should be ${IMAGE_TYPES.map((t) => `'${t}'`).join(", ")}`;
+    if (!source.data) return `${at}.${j}.source.base64.data: image data must not be empty`;
   }
   return undefined;
 }

@@ -20,13 +20,19 @@ export function anthropicFixture<T = Record<string, unknown>>(name: string): T {
   return JSON.parse(readFileSync(join(ANTHROPIC_FIXTURES, name), "utf8")) as T;
 }
 
+/** A block of a message's content (text or a base64 image; others kept as sent). */
+export type FakeAnthropicBlock =
+  | { type: "text"; text: string }
+  | { type: "image"; source: { type: string; media_type: string; data: string } }
+  | { type: string; [k: string]: unknown };
+
 export interface FakeAnthropicRequest {
   model: string;
   body: {
     model?: string;
     max_tokens?: number;
     system?: string;
-    messages?: Array<{ role: string; content: string }>;
+    messages?: Array<{ role: string; content: string | FakeAnthropicBlock[] }>;
     thinking?: { type: string; budget_tokens?: number };
     tools?: Array<{ name: string; input_schema: Record<string, unknown> }>;
     tool_choice?: { type: string; name?: string };
@@ -34,7 +40,10 @@ export interface FakeAnthropicRequest {
     [k: string]: unknown;
   };
   systemText: string;
+  /** The user messages' text (text blocks joined). */
   userText: string;
+  /** The user messages' images, as data URLs. */
+  images: string[];
   /** How the answer was asked for: "json_schema" (output_config.format), "tool" (forced) or "prompt". */
   mode: "json_schema" | "tool" | "prompt";
   /** The forced tool's name (pda names it after the schema: PerceptionSnapshot, DecisionOutput). */
@@ -129,8 +138,19 @@ export async function startFakeAnthropic(options: { handler: FakeAnthropicHandle
       systemText: typeof body.system === "string" ? body.system : "",
       userText: (body.messages ?? [])
         .filter((m) => m.role === "user")
-        .map((m) => m.content)
+        .map((m) =>
+          blocksOf(m.content)
+            .flatMap((b) => (b.type === "text" ? [b.text as string] : []))
+            .join("\n"),
+        )
         .join("\n"),
+      images: (body.messages ?? [])
+        .filter((m) => m.role === "user")
+        .flatMap((m) => blocksOf(m.content))
+        .flatMap((b) => {
+          const source = b.type === "image" ? (b.source as { media_type: string; data: string }) : undefined;
+          return source ? [`data:${source.media_type};base64,${source.data}`] : [];
+        }),
       mode: body.output_config?.format ? "json_schema" : forced ? "tool" : "prompt",
       toolName: forced,
       role: keys ? ROLE_KEYS.find(([, k]) => k === keys)?.[0] : undefined,
@@ -208,4 +228,8 @@ export async function startFakeAnthropic(options: { handler: FakeAnthropicHandle
         server.close(() => resolve());
       }),
   };
+}
+
+function blocksOf(content: string | FakeAnthropicBlock[]): FakeAnthropicBlock[] {
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
 }

@@ -1,6 +1,6 @@
 /**
  * A tool's image result reaches a multimodal model as an image part: `pda run` against the fake Gemini API (or
- * the fake OpenAI-compatible server), the step returns a real stdio server's image content block, and the next
+ * the fake OpenAI-compatible or Anthropic server), the step returns a real stdio server's image content block, and the next
  * perception request carries it as `inlineData` (an `image_url` data URL) while its text holds a short
  * placeholder instead of the base64. A model that takes no images gets the placeholder only.
  */
@@ -14,8 +14,10 @@ import { PACKAGE_ROOT } from "../../core/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
 import {
   scriptedGeminiHandler,
+  startFakeAnthropic,
   startFakeGemini,
   startFakeOpenAI,
+  type FakeAnthropic,
   type FakeGemini,
   type FakeOpenAI,
 } from "../../testing/index.js";
@@ -24,6 +26,7 @@ import { TINY_PNG } from "../../mcp_servers/testing/sampling_server.js";
 let dir: string;
 let gemini: FakeGemini | undefined;
 let openai: FakeOpenAI | undefined;
+let anthropic: FakeAnthropic | undefined;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "pda-e2e-images-"));
   const server = join(PACKAGE_ROOT, "dist/mcp_servers/testing/sampling_server.js");
@@ -35,6 +38,7 @@ beforeAll(() => {
 afterAll(async () => {
   await gemini?.close();
   await openai?.close();
+  await anthropic?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -140,6 +144,37 @@ it("an image content block from a tool goes to Gemini as an inlineData part, not
     { text: expect.stringContaining("[image 1: image/png, 1 KB, attached]") },
     { inlineData: { mimeType: "image/png", data: TINY_PNG } },
   ]);
+  expect(perceptions[1]!.userText).not.toContain(TINY_PNG.slice(0, 24));
+  expect(perceptions[1]!.userText).toContain("the scene from above");
+});
+
+it("an image content block from a tool goes to Claude as a base64 image block after the prompt's text", async () => {
+  const replies: Record<string, unknown[]> = {
+    perception: [snap(), achieved("a red square")],
+    decision: [code(["Step 0: look"], 0, "return await camera.picture();")],
+  };
+  anthropic = await startFakeAnthropic({
+    handler: (req) => {
+      const next = replies[req.role ?? ""]?.shift();
+      return next ? { json: next } : { status: 400, message: "fake anthropic: no reply left" };
+    },
+  });
+  const r = await run("anthropic:claude-haiku-4-5", {
+    ANTHROPIC_API_KEY: "test-key",
+    ANTHROPIC_BASE_URL: anthropic.url,
+  });
+  expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
+  expect(JSON.parse(r.out).status).toBe("succeeded");
+
+  const perceptions = anthropic.requests.filter((q) => q.role === "perception");
+  expect(perceptions).toHaveLength(2);
+  const [before, after] = perceptions.map((q) => q.body.messages![0]!.content);
+  expect(typeof before).toBe("string");
+  expect(after).toEqual([
+    { type: "text", text: expect.stringContaining("[image 1: image/png, 1 KB, attached]") },
+    { type: "image", source: { type: "base64", media_type: "image/png", data: TINY_PNG } },
+  ]);
+  expect(perceptions[1]!.images).toEqual([`data:image/png;base64,${TINY_PNG}`]);
   expect(perceptions[1]!.userText).not.toContain(TINY_PNG.slice(0, 24));
   expect(perceptions[1]!.userText).toContain("the scene from above");
 });
