@@ -36,6 +36,9 @@ beforeAll(async () => {
           command: process.execPath,
           args: [
             bin("@playwright/mcp/cli.js"),
+            // Its snapshots and console logs go to files: in the test's folder, not the repository.
+            "--output-dir",
+            join(dir, "playwright-output"),
             "--headless",
             "--isolated",
             "--no-sandbox",
@@ -76,7 +79,7 @@ function exec(code: string): Promise<{ code: number; result: Record<string, unkn
     execFile(
       process.execPath,
       [...args, "exec", file, "--timeout", "2m"],
-      { env: { ...process.env, NO_COLOR: "1" }, timeout: 180_000 },
+      { cwd: dir, env: { ...process.env, NO_COLOR: "1" }, timeout: 180_000 },
       (e, out, err) =>
         resolve({
           code: e ? ((e as { code?: number }).code ?? 1) : 0,
