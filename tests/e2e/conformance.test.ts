@@ -72,15 +72,22 @@ function contained(script: string, args: string[]): [string, string[]] {
 }
 
 const RUN_SUITE = 'exec "$@"';
-/** A server scenario: the math server started beside the suite (in its namespace), its URL read from its stdout. */
-const WITH_MATH = `
-"$NODE" "$MATH" --http 127.0.0.1:0 > math.out & math=$!
-i=0; until grep -q '^listening ' math.out; do i=$((i+1)); [ $i -gt 1200 ] && { cat math.out; exit 90; }; sleep 0.1; done
-url=$(sed -n 's/^listening //p' math.out | head -n 1)
-"$@" --url "$url"; rc=$?; kill $math; exit $rc`;
+/**
+ * A server scenario: a bundled server ($SERVER, with $SERVER_ARGS) started beside the suite (in its namespace),
+ * its URL read from its stdout.
+ */
+const WITH_SERVER = `
+"$NODE" "$SERVER" $SERVER_ARGS --http 127.0.0.1:0 > server.out & server=$!
+i=0; until grep -q '^listening ' server.out; do i=$((i+1)); [ $i -gt 1200 ] && { cat server.out; exit 90; }; sleep 0.1; done
+url=$(sed -n 's/^listening //p' server.out | head -n 1)
+"$@" --url "$url"; rc=$?; kill $server; exit $rc`;
 
 /** Runs the suite with `args`, results under a fresh folder; resolves to every check of the scenario run. */
-function suite(args: string[], script = RUN_SUITE): Promise<{ checks: Check[]; log: string }> {
+function suite(
+  args: string[],
+  script = RUN_SUITE,
+  env: Record<string, string> = {},
+): Promise<{ checks: Check[]; log: string }> {
   const dir = mkdtempSync(join(out, "run-"));
   const [cmd, argv] = contained(script, [process.execPath, ...NODE_ARGS, SUITE, ...args, "-o", dir]);
   return new Promise((resolve, reject) =>
@@ -94,7 +101,7 @@ function suite(args: string[], script = RUN_SUITE): Promise<{ checks: Check[]; l
           ...process.env,
           NO_COLOR: "1",
           NODE: process.execPath,
-          MATH: join(PACKAGE_ROOT, "dist/mcp_servers/math/server.js"),
+          ...env,
         },
       },
       (e, stdout, stderr) => {
@@ -241,19 +248,31 @@ describe("client auth scenarios (pda logs in to the suite's authorization server
   );
 });
 
-describe.concurrent("server scenarios (the suite against the bundled math server over HTTP)", () => {
-  // tools-call-simple-text and tools-call-error also "pass" against it, but only because the suite accepts the
-  // tool-not-found error of a tool math does not have: they prove nothing and are left out.
-  it.each([
+/** Each bundled server over HTTP, as `--http` serves it (documents with a store of its own in the run's folder). */
+const BUNDLED: Record<string, string> = {
+  math: "",
+  documents: "--db documents.db",
+  web: "",
+  robot: "",
+};
+
+describe.concurrent("server scenarios (the suite against each bundled server over HTTP)", () => {
+  // tools-call-simple-text and tools-call-error also "pass" against them, but only because the suite accepts the
+  // tool-not-found error of a tool they do not have: they prove nothing and are left out.
+  const scenarios = [
     "server-initialize",
     "ping",
     "tools-list",
     "server-sse-multiple-streams",
     "dns-rebinding-protection",
-  ])(
-    "%s passes",
-    async (scenario) => {
-      const { checks, log } = await suite(["server", "--scenario", scenario], WITH_MATH);
+  ];
+  it.each(Object.keys(BUNDLED).flatMap((server) => scenarios.map((scenario) => [server, scenario])))(
+    "%s: %s passes",
+    async (server, scenario) => {
+      const { checks, log } = await suite(["server", "--scenario", scenario], WITH_SERVER, {
+        SERVER: join(PACKAGE_ROOT, `dist/mcp_servers/${server}/server.js`),
+        SERVER_ARGS: BUNDLED[server]!,
+      });
       const v = verdicts(checks);
       expect(Object.keys(v).length, log).toBeGreaterThan(0);
       expect(
