@@ -17,12 +17,24 @@ export function parameterNames(tool: ToolInfo): string[] {
   return Object.keys(toolProperties(tool));
 }
 
-/** A parameter's type as shown: enum values spelled out, `T[]` for arrays, `a | b` for a type list. */
+/**
+ * A parameter's type as shown: enum and const values spelled out, `T[]` for arrays, `a | b` for a type list or
+ * an anyOf/oneOf (third-party servers write `"light" | "dark" | null` as anyOf of an enum and null).
+ */
 function typeOf(schema: Json | undefined): string {
-  if (!schema) return "any";
+  if (!schema || typeof schema !== "object") return "any";
   if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
+  if ("const" in schema) return JSON.stringify(schema.const);
+  const union = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(union) && union.length > 0) {
+    const parts = [...new Set(union.flatMap((s) => typeOf(s as Json).split(" | ")))];
+    return parts.includes("any") ? "any" : parts.join(" | ");
+  }
   const t = schema.type;
-  if (t === "array") return `${typeOf(schema.items as Json | undefined)}[]`;
+  if (t === "array") {
+    const item = typeOf(schema.items as Json | undefined);
+    return item.includes(" | ") ? `(${item})[]` : `${item}[]`;
+  }
   if (Array.isArray(t)) return t.join(" | ");
   return typeof t === "string" ? t : "any";
 }
