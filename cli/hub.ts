@@ -9,7 +9,7 @@ import chalk from "chalk";
 import type { Command } from "commander";
 import { configDir, configFile } from "../config/index.js";
 import { createChannel } from "../hil/index.js";
-import { ToolError, defaultDbPath, type ToolInfo, type ToolListCache } from "../core/index.js";
+import { ToolError, defaultDbPath, type ToolListCache } from "../core/index.js";
 import { SessionStore } from "../memory/index.js";
 import { MultiMCP, type HubEvent, type MultiMCPOptions } from "../mcp_servers/index.js";
 import { answerElicitations } from "./elicit.js";
@@ -118,17 +118,6 @@ function describeEvent(e: HubEvent): string {
     case "sampling":
       return `[${e.server}] sampling → ${e.ok ? `answered by ${e.model}` : `refused (${e.reason})`}`;
   }
-}
-
-/** A one-line signature from a JSON Schema: `add(a: number, b: number)`, optional ones with `?`. */
-export function signature(tool: ToolInfo): string {
-  const props = (tool.inputSchema.properties ?? {}) as Record<string, { type?: unknown }>;
-  const required = new Set((tool.inputSchema.required as string[] | undefined) ?? []);
-  const params = Object.entries(props).map(([name, p]) => {
-    const type = Array.isArray(p.type) ? p.type.join("|") : String(p.type ?? "any");
-    return `${name}${required.has(name) ? "" : "?"}: ${type}`;
-  });
-  return `${tool.qualified}(${params.join(", ")})`;
 }
 
 /**

@@ -1,9 +1,9 @@
 /** `pda tools`: its options, help and action; what it shares with other commands is in ../hub.ts. */
 import chalk from "chalk";
 import type { Command } from "commander";
-import { ConfigError, summaryLine } from "../../core/index.js";
+import { ConfigError, summaryLine, toolSignature } from "../../core/index.js";
 import { runCommand } from "../context.js";
-import { signature, withHub } from "../hub.js";
+import { withHub } from "../hub.js";
 
 export function register(program: Command): void {
   program
@@ -33,7 +33,7 @@ export function register(program: Command): void {
               for (const t of tools) {
                 const approval = t.needsApproval ? chalk.yellow(" [needs approval]") : "";
                 process.stdout.write(
-                  `${chalk.bold(signature(t))}${approval}\n  ${chalk.dim(summaryLine(t.description))}\n`,
+                  `${chalk.bold(toolSignature(t))}${approval}\n  ${chalk.dim(summaryLine(t.description))}\n`,
                 );
               }
             }
