@@ -65,6 +65,9 @@ export const MAX_IDLE_GROWN_BYTES = 96 << 20;
 export const IDLE_MS = 30_000;
 
 let compiled: Promise<object> | undefined;
+/** Engines whose thread runs, for sandboxCpuMs; and the CPU of those that ended. */
+const live = new Set<WorkerEngine>();
+let endedCpuNs = 0;
 let idle: { engine: Engine; since: number }[] = [];
 let created = 0;
 let trimTimer: NodeJS.Timeout | undefined;
@@ -85,6 +88,9 @@ class WorkerEngine implements Engine {
   private readonly port: MessagePort;
   private readonly worker: Worker;
   private ended = false;
+  /** The thread's Linux id and its CPU time when last read (ns). */
+  private tid?: number;
+  private cpuNs = 0;
 
   constructor(
     readonly maxPages: number,
@@ -112,8 +118,14 @@ class WorkerEngine implements Engine {
     this.port.on("message", (msg: WorkerMessage) => {
       if (msg.t === "ready") {
         this.memoryBytes = msg.memoryBytes;
+        this.tid = msg.tid;
+        live.add(this);
         this.onReady();
-      } else this.listener?.message(msg);
+      } else {
+        // A poisoned engine's thread ends itself after `done`: read its CPU while it may still be there.
+        if (msg.t === "done" && msg.poisoned) this.cpuMs();
+        this.listener?.message(msg);
+      }
     });
     this.worker.on("error", (e) => this.died(`its thread failed: ${errorMessage(e)}`));
     this.worker.on("exit", (code) => this.died(`its thread exited (code ${code})`));
@@ -141,6 +153,7 @@ class WorkerEngine implements Engine {
 
   terminate(): void {
     this.poisoned = true;
+    this.retire();
     this.ended = true;
     this.port.close();
     void this.worker.terminate();
@@ -156,9 +169,29 @@ class WorkerEngine implements Engine {
     Atomics.notify(this.flag, BELL);
   }
 
+  /** The thread's CPU time so far (the last reading once it is gone). */
+  cpuMs(): number {
+    if (this.tid !== undefined && !this.ended) {
+      try {
+        // The first field is the ns the thread ran (finer than /proc's stat, which counts 10 ms ticks).
+        const text = readFileSync(`/proc/self/task/${this.tid}/schedstat`, "utf8");
+        this.cpuNs = Number(text.slice(0, text.indexOf(" ")));
+      } catch {
+        // The thread has exited: keep the last reading.
+      }
+    }
+    return this.cpuNs / 1e6;
+  }
+
+  private retire(): void {
+    if (!live.delete(this)) return;
+    endedCpuNs += this.cpuMs() * 1e6;
+  }
+
   private died(why: string): void {
     this.poisoned = true;
     if (this.ended) return;
+    this.retire();
     this.ended = true;
     this.onReady(new Error(why));
     this.listener?.failed(why);
@@ -235,6 +268,17 @@ export function trimIdle(before: number): void {
 /** The idle pool: how many engines and the bytes of WebAssembly memory they hold. */
 export function idleEngines(): { count: number; bytes: number } {
   return { count: idle.length, bytes: idle.reduce((sum, e) => sum + e.engine.memoryBytes, 0) };
+}
+
+/**
+ * CPU milliseconds the engines' threads have used in this process (QuickJS running steps, their set-up and
+ * teardown), from /proc on Linux (0 elsewhere). A batch's CPU per query less this is what pda spends beyond
+ * the sandbox. A thread that ended itself after a step broke its engine may miss its last step's share.
+ */
+export function sandboxCpuMs(): number {
+  let ns = endedCpuNs;
+  for (const engine of live) ns += engine.cpuMs() * 1e6;
+  return ns / 1e6;
 }
 
 /** How many engine instances this process has created (the bench and tests check reuse). */

@@ -25,3 +25,4 @@
 export { runCode, MAX_STACK_BYTES, type RunOptions, type Namespaces } from "./sandbox.js";
 export { decode, decodeValue, encode, Opaque } from "./codec.js";
 export { InProcessToolHost, mathTools, type InProcessTool } from "./testing.js";
+export { sandboxCpuMs } from "./engine.js";

@@ -85,4 +85,11 @@ export interface DoneMessage {
   memoryBytes: number;
 }
 
-export type WorkerMessage = { t: "ready"; memoryBytes: number } | LogMessage | IdleMessage | DoneMessage;
+/** The engine is made. `tid`: the thread's Linux id, for its CPU time in /proc (engine.ts's sandboxCpuMs). */
+export interface ReadyMessage {
+  t: "ready";
+  memoryBytes: number;
+  tid?: number;
+}
+
+export type WorkerMessage = ReadyMessage | LogMessage | IdleMessage | DoneMessage;

@@ -4,6 +4,7 @@
  * and blocking between messages (protocol.ts), until the host says `exit` or terminates it. A step that
  * poisons the engine ends the thread after its `done`.
  */
+import { readlinkSync } from "node:fs";
 import { workerData, type MessagePort } from "node:worker_threads";
 import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
 import {
@@ -46,7 +47,16 @@ const engine: VmEngine = {
   poisoned: false,
   isToolCode: (code): code is ToolErrorCode => typeof code === "string" && toolCodes.has(code),
 };
-port.postMessage({ t: "ready", memoryBytes: memory.buffer.byteLength });
+port.postMessage({ t: "ready", memoryBytes: memory.buffer.byteLength, tid: threadId() });
+
+/** This thread's Linux id ("<pid>/task/<tid>"), so the host can read its CPU time; none off Linux. */
+function threadId(): number | undefined {
+  try {
+    return Number(readlinkSync("/proc/thread-self").split("/").at(-1));
+  } catch {
+    return undefined;
+  }
+}
 
 for (;;) {
   const msg = waitForHost(port, flag, false)!;

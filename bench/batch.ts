@@ -12,7 +12,9 @@
  * servers and what they start), sampled every 100 ms, leaving out the fake model server; CPU per query is this
  * process's plus the servers' (utime + stime from /proc). Beside it, in the same run, the baseline: a plain
  * HTTP client (fetch) sending the very request bodies the last concurrency-16 run sent, at concurrency 16.
- * "Overhead" is pda's CPU per query minus the baseline's and minus the servers' (the tools).
+ * "Overhead" is pda's CPU per query minus the baseline's and minus the servers' (the tools); the issue's target
+ * figure, `overhead_beyond_sandbox_ms_per_query`, also leaves out the sandbox's engine threads (their CPU read
+ * from /proc by action's sandboxCpuMs), which process.cpuUsage counts with this process.
  *
  * Concurrency 1 runs fewer queries by default (50 × 0.6 s = 30 s instead of 2 min); its ratio is computed
  * against the ideal for the queries it ran. Concurrency 16 is run `--repeat` times and its median ratio
@@ -27,6 +29,7 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { enginesCreated } from "../action/engine.js";
+import { sandboxCpuMs } from "../action/index.js";
 import { AgentLoop, type LoopDeps } from "../agent/index.js";
 import { Profile } from "../config/index.js";
 import { distPath } from "../core/index.js";
@@ -235,6 +238,7 @@ async function main() {
       const rss = treeRss(server.pid);
       const requests0 = readFileSync(record, "utf8").length;
       const cpu0 = process.cpuUsage();
+      const sandbox0 = sandboxCpuMs();
       const lag = monitorEventLoopDelay({ resolution: 10 });
       lag.enable();
       const t0 = performance.now();
@@ -258,6 +262,7 @@ async function main() {
       );
       const wall = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
+      const sandboxMs = sandboxCpuMs() - sandbox0;
       const serversMs = cpuSince(servers0, serverCpu(server.pid));
       const sampler = rss.stop();
       const peakTreeMb = sampler.peakMb;
@@ -281,6 +286,8 @@ async function main() {
         /** CPU of this process (runner, loop, sandbox, store, HTTP client) per query, the RSS sampler's apart. */
         cpu_ms_per_query: +(((cpu.user + cpu.system) / 1000 - sampler.cpuMs) / n).toFixed(1),
         sampler_cpu_ms_per_query: +(sampler.cpuMs / n).toFixed(2),
+        /** The part of cpu_ms_per_query spent in the sandbox's engine threads (QuickJS). */
+        sandbox_cpu_ms_per_query: +(sandboxMs / n).toFixed(1),
         /** CPU of the MCP servers (the tools) per query. */
         servers_cpu_ms_per_query: +(serversMs / n).toFixed(1),
         /** Peak RSS of this process and its servers together during this run. */
@@ -321,6 +328,8 @@ async function main() {
     const cpu16 = mid(c16, (r) => r.cpu_ms_per_query);
     const servers16 = mid(c16, (r) => r.servers_cpu_ms_per_query);
     const overhead = +(cpu16 - plain.cpu_ms_per_query).toFixed(1);
+    const sandbox16 = mid(c16, (r) => r.sandbox_cpu_ms_per_query);
+    const beyondSandbox = +(overhead - sandbox16).toFixed(1);
     const runs = [c1, c4, ...c16].map(({ requests: _, ...r }) => r);
     const out = {
       bench: "batch",
@@ -341,6 +350,9 @@ async function main() {
         plain_http_client_ms_per_query: plain.cpu_ms_per_query,
         /** pda's CPU beyond what a plain client making the same model calls spends; the servers are apart. */
         overhead_ms_per_query: overhead,
+        sandbox_ms_per_query: sandbox16,
+        /** The issue's figure: pda's CPU beyond the sandbox, the tools and a plain client's model calls. */
+        overhead_beyond_sandbox_ms_per_query: beyondSandbox,
         plain_http_client: plain,
       },
       load_avg_1m: {
@@ -348,8 +360,8 @@ async function main() {
         end: +loadavg()[0]!.toFixed(2),
         cores: availableParallelism(),
       },
-      target: { ratio_at_16: 1.15, peak_rss_mb_with_servers: 300, overhead_ms_per_query: 10 },
-      meets_target: median <= 1.15 && peakWithServers <= 300 && overhead <= 10,
+      target: { ratio_at_16: 1.15, peak_rss_mb_with_servers: 300, overhead_beyond_sandbox_ms_per_query: 10 },
+      meets_target: median <= 1.15 && peakWithServers <= 300 && beyondSandbox <= 10,
     };
     process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } finally {
