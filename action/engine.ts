@@ -3,7 +3,8 @@
  * thread: Ctrl-C, the deadline and the other sessions of a batch go on while it spins. The WebAssembly file is
  * read and compiled once per process and shared with every worker; each engine is one instance of it with its
  * own linear memory. Sequential steps reuse one engine; concurrent steps take one each, so a step that breaks
- * its engine (`poisoned`) cannot disturb another step's runtime.
+ * its engine (`poisoned`) cannot disturb another step's runtime. When many are busy, a step first waits a
+ * moment for one to be given back (SPARE_WAIT_MS): a thread costs ~10 MB, and steps are short.
  *
  * The memory limit is enforced by the WebAssembly memory, not by QuickJS: in this build QuickJS cannot measure
  * the size of its allocations (no malloc_usable_size under Emscripten), so its own limit only caps single
@@ -13,6 +14,7 @@
  * memory (which WebAssembly never shrinks) back to the system.
  */
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { TOOL_ERROR_CODES, distPath, errorMessage } from "../core/index.js";
@@ -64,7 +66,26 @@ export const MAX_IDLE_GROWN_BYTES = 96 << 20;
 /** An engine idle this long is dropped, so a process that stopped running steps gives the memory back. */
 export const IDLE_MS = 30_000;
 
+/**
+ * Engines busy before a step without an idle engine waits for one to be given back (up to SPARE_WAIT_MS)
+ * rather than start a thread at once. Each engine is a thread with its own V8 isolate and Node environment
+ * (~10 MB of RSS, of which the QuickJS memory touched is ~0.3 MB; bench/sandbox-engines), and steps are short:
+ * in a batch at concurrency 16 the sessions reach their steps together, and a thread per step made 10–12
+ * threads. With 2 × cores busy a new thread would mostly wait for a core anyway.
+ */
+export const BUSY_BEFORE_WAIT = Math.max(2, 2 * availableParallelism());
+/**
+ * How long such a step waits; the first engine given back goes to the longest waiting step. Steps that hold
+ * their engines longer (slow tool calls, code that spins) delay a waiting step by no more than this: then it
+ * starts its own thread, as before. 50 ms still made 10 threads on a loaded machine (load ~20), 250 ms 6.
+ */
+export const SPARE_WAIT_MS = 250;
+
 let compiled: Promise<object> | undefined;
+/** Engines handed out and not yet given back. */
+let busy = 0;
+/** Steps waiting for an engine to be given back, oldest first. */
+const waiting: { maxPages: number; take(engine: Engine): void }[] = [];
 /** Engines whose thread runs, for sandboxCpuMs; and the CPU of those that ended. */
 const live = new Set<WorkerEngine>();
 let endedCpuNs = 0;
@@ -203,8 +224,47 @@ class WorkerEngine implements Engine {
 export async function acquireEngine(memoryBytes: number): Promise<Engine> {
   const maxPages = Math.ceil((BASE_BYTES + memoryBytes) / PAGE);
   // The most recently used first: the least grown of equals is not known, and recent ones are warm.
-  for (let i = idle.length - 1; i >= 0; i--)
-    if (idle[i]!.engine.maxPages === maxPages) return idle.splice(i, 1)[0]!.engine;
+  for (let i = idle.length - 1; i >= 0; i--) {
+    if (idle[i]!.engine.maxPages === maxPages) {
+      busy++;
+      return idle.splice(i, 1)[0]!.engine;
+    }
+  }
+  if (busy >= BUSY_BEFORE_WAIT) {
+    const given = await giveBack(maxPages);
+    if (given) {
+      busy++;
+      return given;
+    }
+  }
+  busy++;
+  try {
+    return await startEngine(maxPages);
+  } catch (e) {
+    busy--;
+    throw e;
+  }
+}
+
+/** The next engine of `maxPages` given back within SPARE_WAIT_MS, or undefined. */
+function giveBack(maxPages: number): Promise<Engine | undefined> {
+  return new Promise((resolve) => {
+    const waiter = {
+      maxPages,
+      take: (engine: Engine) => {
+        clearTimeout(timer);
+        resolve(engine);
+      },
+    };
+    const timer = setTimeout(() => {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      resolve(undefined);
+    }, SPARE_WAIT_MS);
+    waiting.push(waiter);
+  });
+}
+
+async function startEngine(maxPages: number): Promise<Engine> {
   const wasm = await wasmModule();
   created++;
   let engine!: Engine;
@@ -229,9 +289,15 @@ function drop(engine: Engine): void {
 }
 
 export function releaseEngine(engine: Engine, now = Date.now()): void {
+  busy--;
   engine.listen(undefined);
   if (engine.poisoned) {
     engine.terminate();
+    return;
+  }
+  const w = waiting.findIndex((x) => x.maxPages === engine.maxPages);
+  if (w >= 0) {
+    waiting.splice(w, 1)[0]!.take(engine);
     return;
   }
   // Most recently used last; the oldest go when the pool is over its count or its bytes.

@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { runCode } from "../index.js";
+import {
+  BUSY_BEFORE_WAIT,
+  acquireEngine,
+  enginesCreated,
+  releaseEngine,
+  trimIdle,
+  type Engine,
+} from "../engine.js";
+import { limits, testHost } from "./helpers.js";
+
+const MEMORY = 32 << 20;
+
+async function acquireMany(n: number): Promise<Engine[]> {
+  const out: Engine[] = [];
+  for (let i = 0; i < n; i++) out.push(await acquireEngine(MEMORY));
+  return out;
+}
+
+describe("engines when many are busy", () => {
+  afterEach(() => trimIdle(Date.now() + 1));
+
+  it("a step with no idle engine takes one given back meanwhile instead of starting a thread", async () => {
+    trimIdle(Date.now() + 1);
+    const held = await acquireMany(BUSY_BEFORE_WAIT);
+    const before = enginesCreated();
+    const next = acquireEngine(MEMORY);
+    releaseEngine(held[0]!);
+    expect(await next).toBe(held[0]);
+    expect(enginesCreated()).toBe(before);
+    for (const e of [held[0]!, ...held.slice(1)]) releaseEngine(e);
+  });
+
+  it("one of another memory size is not taken: the step starts its own engine", async () => {
+    trimIdle(Date.now() + 1);
+    const held = await acquireMany(BUSY_BEFORE_WAIT);
+    const before = enginesCreated();
+    const next = acquireEngine(MEMORY * 2);
+    releaseEngine(held[0]!);
+    const got = await next;
+    expect(got).not.toBe(held[0]);
+    expect(got.maxPages).toBeGreaterThan(held[0]!.maxPages);
+    expect(enginesCreated()).toBe(before + 1);
+    for (const e of [got, ...held.slice(1)]) releaseEngine(e);
+  });
+
+  it("steps that spin hold up no other step: past the short wait it gets a thread of its own", async () => {
+    const stop = new AbortController();
+    const spinning = Array.from({ length: BUSY_BEFORE_WAIT }, () =>
+      runCode("while (true) {}", testHost(), limits({ timeout_ms: 600_000 }), { signal: stop.signal }),
+    );
+    try {
+      const r = await runCode("return await add(2, 3)", testHost(), limits({ timeout_ms: 600_000 }));
+      expect(r).toMatchObject({ ok: true, value: 5 });
+    } finally {
+      stop.abort();
+    }
+    for (const s of await Promise.all(spinning)) expect(s.error?.code).toBe("SANDBOX_CANCELLED");
+  });
+});
