@@ -278,11 +278,9 @@ class Attachment {
     const held = [...this.held];
     this.held.clear();
     if (held.length === 0) return;
-    this.store.db
-      .transaction(() => {
-        for (const [, h] of held) adoptResult(this.store, this.run.runId, h.item, h.outcome, h.result);
-      })
-      .immediate();
+    this.store.batch(() => {
+      for (const [, h] of held) adoptResult(this.store, this.run.runId, h.item, h.outcome, h.result);
+    });
     for (const [id, h] of held) {
       this.byJob.delete(id);
       this.run.recorded(h.outcome, h.result?.judge_tokens ?? 0, {
@@ -318,26 +316,25 @@ export function adoptResult(
   outcome: ItemOutcome,
   result: JobResult | null,
 ): void {
-  store.db
-    .transaction(() => {
-      const session = result?.session ?? null;
-      if (session && !storeHas(store, session.session_id)) {
-        // finishSession inserts the session with all its rows; a startSession first would write it twice.
-        store.finishSession(session);
-        for (const c of result!.tool_calls) store.recordToolCall(session.session_id, c.step_index, c);
-        for (const c of result!.llm_calls) store.recordLlmCall(session.session_id, c);
-      }
-      store.saveBatchItem({
-        run_id: runId,
-        item_key: item.key,
-        query: item.query,
-        status: "done",
-        session_id: outcome.session_id || null,
-        output: outcome,
-        finished_at: outcome.finished_at,
-      });
-    })
-    .immediate();
+  // One IMMEDIATE transaction whose writes join it directly (store.batch), not a savepoint per row written.
+  store.batch(() => {
+    const session = result?.session ?? null;
+    if (session && !storeHas(store, session.session_id)) {
+      // finishSession inserts the session with all its rows; a startSession first would write it twice.
+      store.finishSession(session);
+      for (const c of result!.tool_calls) store.recordToolCall(session.session_id, c.step_index, c);
+      for (const c of result!.llm_calls) store.recordLlmCall(session.session_id, c);
+    }
+    store.saveBatchItem({
+      run_id: runId,
+      item_key: item.key,
+      query: item.query,
+      status: "done",
+      session_id: outcome.session_id || null,
+      output: outcome,
+      finished_at: outcome.finished_at,
+    });
+  });
 }
 
 function failedRow(item: QueryItem, reason: string, finishedAt: string): ItemOutcome {
