@@ -7,7 +7,8 @@
  *
  * CPU (utime + stime from /proc, so a loaded machine moves it far less than wall time) per query of the queue
  * path: the workers with their MCP servers from "waiting for jobs" to the run's end (start-up apart), Redis
- * over the run, and the submitting `pda batch` whole; beside it the local batch's whole process.
+ * over the run, and the submitting `pda batch` whole; beside it the local batch's whole process. The workers'
+ * share is split into their main threads, their other threads (the sandbox's) and their MCP servers.
  * `--prof DIR` writes V8 CPU profiles of each worker and each `pda batch` there (node --cpu-prof).
  *
  *   node dist/bench/distributed.js [--queries 400] [--latency 200] [--workers 1,2,4] [--concurrency 8]
@@ -95,6 +96,19 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux
 /** CPU ms by pid of a process and everything under it, so a child that exits is not lost. */
 function treeCpu(pid: number): Map<number, number> {
   return new Map(tree(pid).map((p) => [p, ((stat(p)[11] ?? 0) + (stat(p)[12] ?? 0)) * TICK_MS]));
+}
+/** CPU ms of a process's main thread alone (its worker threads apart: the sandbox's, libuv's). */
+function mainThreadCpu(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+    const f = text
+      .slice(text.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
+    return ((f[11] ?? 0) + (f[12] ?? 0)) * TICK_MS;
+  } catch {
+    return 0;
+  }
 }
 function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
   return [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
@@ -188,10 +202,18 @@ async function main() {
         await new Promise((r) => setTimeout(r, 100));
       }
       const workersCpu0 = workers.map((p) => treeCpu(p.child.pid!));
+      const mainCpu0 = workers.map((p) => mainThreadCpu(p.child.pid!));
       const redisCpu0 = treeCpu(redis.proc.pid!);
       // The run's --concurrency is the model calls in flight the workers share: all of theirs here.
       const r = await batch(`queue-${w}`, ["--queue", redis.url, "--concurrency", String(w * concurrency)]);
       const workersMs = workers.reduce((s, p, i) => s + cpuSince(workersCpu0[i]!, treeCpu(p.child.pid!)), 0);
+      // The split of the workers' CPU: their main threads, their other threads, their MCP servers.
+      const mainMs = workers.reduce((s, p, i) => s + mainThreadCpu(p.child.pid!) - mainCpu0[i]!, 0);
+      const ownMs = workers.reduce(
+        (s, p, i) =>
+          s + (treeCpu(p.child.pid!).get(p.child.pid!) ?? 0) - (workersCpu0[i]!.get(p.child.pid!) ?? 0),
+        0,
+      );
       const redisMs = cpuSince(redisCpu0, treeCpu(redis.proc.pid!));
       const memory = workers.map((p) => treeRssMb(p.child.pid!));
       for (const p of workers) p.child.kill("SIGTERM");
@@ -207,6 +229,11 @@ async function main() {
         rss_mb_per_worker_with_servers: memory,
         cpu_ms_per_query: {
           workers_with_servers: +(workersMs / n).toFixed(1),
+          workers_split: {
+            main_thread: +(mainMs / n).toFixed(1),
+            other_threads: +((ownMs - mainMs) / n).toFixed(1),
+            servers: +((workersMs - ownMs) / n).toFixed(1),
+          },
           redis: +(redisMs / n).toFixed(1),
           submitter: +(r.cpuMs / n).toFixed(1),
           total: +((workersMs + redisMs + r.cpuMs) / n).toFixed(1),

@@ -75,18 +75,26 @@ export function writeOutputs(
   writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow), redact);
 }
 
-/** Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. */
+/**
+ * Runs `fn` at most once per interval, trailing: a burst of requests gives one write now and one later. The
+ * interval stretches to 20 × the last run's own time, so rewriting files that grow with the run (the CSVs of
+ * every row so far) stays about 5 % of the time however long the run gets, not a cost growing with its square.
+ */
 export class Flusher {
-  private last = 0;
+  private last = -Infinity; // the first request runs at once
+  private took = 0;
   private timer: NodeJS.Timeout | undefined;
   constructor(
     private readonly intervalMs: number,
     private readonly fn: () => void,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   request(): void {
     if (this.timer) return;
-    const wait = this.last + this.intervalMs - Date.now();
+    // An interval of 0 (tests) is every request, unstretched.
+    const every = this.intervalMs > 0 ? Math.max(this.intervalMs, 20 * this.took) : 0;
+    const wait = this.last + every - this.now();
     if (wait <= 0) return this.run();
     this.timer = setTimeout(() => this.run(), wait);
   }
@@ -98,7 +106,12 @@ export class Flusher {
 
   private run(): void {
     this.timer = undefined;
-    this.last = Date.now();
-    this.fn();
+    const start = this.now();
+    try {
+      this.fn();
+    } finally {
+      this.last = this.now();
+      this.took = this.last - start;
+    }
   }
 }

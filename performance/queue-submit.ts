@@ -9,6 +9,7 @@ import type { JobType, Queue, QueueEvents } from "bullmq";
 import { ConfigError, PdaError, errorMessage } from "../core/index.js";
 import type { SessionStore } from "../memory/index.js";
 import { RunLedger } from "./ledger.js";
+import { BATCH_GROUP_COMMIT_MS } from "./runner.js";
 import { buildOutcome } from "./outcome.js";
 import {
   JOB_PROTOCOL,
@@ -86,6 +87,12 @@ export async function runQueued(
 class Attachment {
   private readonly byJob = new Map<string, QueryItem>();
   private readonly active = new Set<string>();
+  /** Results adopted but not yet committed (see adopt). */
+  private readonly held = new Map<
+    string,
+    { item: QueryItem; outcome: ItemOutcome; result: JobResult | null }
+  >();
+  private commitTimer?: NodeJS.Timeout;
   private settle: (() => void) | null = null;
 
   constructor(
@@ -121,6 +128,8 @@ class Attachment {
       await this.sweepUntilDone();
     } finally {
       this.opts.signal?.removeEventListener("abort", onAbort);
+      // Stopped or done: what is held is committed now, not left to a timer that outlives the run.
+      await this.commitOrStop();
     }
     if (this.pending() === 0) await this.cleanUp();
   }
@@ -217,7 +226,7 @@ class Attachment {
    */
   private async check(id: string, completed?: { returnvalue: unknown }): Promise<void> {
     const item = this.byJob.get(id);
-    if (!item) return;
+    if (!item || this.held.has(id)) return;
     if (completed) this.adoptReturned(item, completed.returnvalue);
     else {
       const job = await this.queue.getJob(id);
@@ -226,9 +235,7 @@ class Attachment {
       if (state === "failed") {
         this.adopt(item, failedRow(item, job.failedReason ?? "failed", this.run.clock.iso()), null);
       } else if (state === "completed") this.adoptReturned(item, job.returnvalue);
-      else return;
     }
-    await this.queue.remove(id).catch(() => 0);
   }
 
   private adoptReturned(item: QueryItem, returnvalue: unknown): void {
@@ -241,17 +248,48 @@ class Attachment {
     }
   }
 
+  /**
+   * Held for the window's one transaction (a second delivery of the same job finds it held or its row done);
+   * its job leaves Redis only after that commit, so a submitter that dies first adopts it on --resume.
+   */
   private adopt(item: QueryItem, outcome: ItemOutcome, result: JobResult | null): void {
     const id = jobId(this.run.runId, item);
-    // Synchronous from this check to the commit: a second delivery of the same job finds the row done.
-    if (!this.byJob.has(id) || this.run.has(item.key)) return;
-    adoptResult(this.store, this.run.runId, item, outcome, result);
-    this.byJob.delete(id);
-    this.run.recorded(outcome, result?.judge_tokens ?? 0, {
-      worker: result?.worker,
-      wasInFlight: this.active.delete(id),
+    if (!this.byJob.has(id) || this.held.has(id) || this.run.has(item.key)) return;
+    this.held.set(id, { item, outcome, result });
+    if (this.held.size === 1)
+      this.commitTimer = setTimeout(() => void this.commitOrStop(), BATCH_GROUP_COMMIT_MS);
+  }
+
+  private async commitOrStop(): Promise<void> {
+    try {
+      await this.commitHeld();
+    } catch (e) {
+      this.run.stopWith("stopped", e instanceof PdaError ? e : new PdaError("BATCH_FAILED", errorMessage(e)));
+      this.settle?.();
+    }
+  }
+
+  /**
+   * The held results in this store in one transaction (one commit for the window's rows, not one each), then
+   * counted, then their jobs removed from Redis.
+   */
+  private async commitHeld(): Promise<void> {
+    clearTimeout(this.commitTimer);
+    const held = [...this.held];
+    this.held.clear();
+    if (held.length === 0) return;
+    this.store.batch(() => {
+      for (const [, h] of held) adoptResult(this.store, this.run.runId, h.item, h.outcome, h.result);
     });
+    for (const [id, h] of held) {
+      this.byJob.delete(id);
+      this.run.recorded(h.outcome, h.result?.judge_tokens ?? 0, {
+        worker: h.result?.worker,
+        wasInFlight: this.active.delete(id),
+      });
+    }
     if (this.pending() === 0) this.settle?.();
+    await Promise.all(held.map(([id]) => this.queue.remove(id).catch(() => 0)));
   }
 
   /** Gone from Redis without a row here (Redis was flushed, or it was removed by hand): add it again. */
@@ -278,26 +316,25 @@ export function adoptResult(
   outcome: ItemOutcome,
   result: JobResult | null,
 ): void {
-  store.db
-    .transaction(() => {
-      const session = result?.session ?? null;
-      if (session && !storeHas(store, session.session_id)) {
-        store.startSession(session);
-        store.finishSession(session);
-        for (const c of result!.tool_calls) store.recordToolCall(session.session_id, c.step_index, c);
-        for (const c of result!.llm_calls) store.recordLlmCall(session.session_id, c);
-      }
-      store.saveBatchItem({
-        run_id: runId,
-        item_key: item.key,
-        query: item.query,
-        status: "done",
-        session_id: outcome.session_id || null,
-        output: outcome,
-        finished_at: outcome.finished_at,
-      });
-    })
-    .immediate();
+  // One IMMEDIATE transaction whose writes join it directly (store.batch), not a savepoint per row written.
+  store.batch(() => {
+    const session = result?.session ?? null;
+    if (session && !storeHas(store, session.session_id)) {
+      // finishSession inserts the session with all its rows; a startSession first would write it twice.
+      store.finishSession(session);
+      for (const c of result!.tool_calls) store.recordToolCall(session.session_id, c.step_index, c);
+      for (const c of result!.llm_calls) store.recordLlmCall(session.session_id, c);
+    }
+    store.saveBatchItem({
+      run_id: runId,
+      item_key: item.key,
+      query: item.query,
+      status: "done",
+      session_id: outcome.session_id || null,
+      output: outcome,
+      finished_at: outcome.finished_at,
+    });
+  });
 }
 
 function failedRow(item: QueryItem, reason: string, finishedAt: string): ItemOutcome {

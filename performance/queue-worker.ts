@@ -137,15 +137,18 @@ export async function runWorker(opts: WorkerOptions, deps: WorkerDeps): Promise<
       status: r.outcome.status,
       duration_ms: r.outcome.duration_ms,
     });
-    return JobResult.parse({
+    // Typed, not parsed again here: the submitter validates every result it adopts.
+    const stored = storeHas(deps.store, sessionId);
+    const result: JobResult = {
       protocol: JOB_PROTOCOL,
       worker: name,
       outcome: r.outcome,
-      session: sessionOf(deps.store, sessionId),
+      session: stored ? deps.store.getSession(sessionId) : null,
       tool_calls: r.toolCalls,
-      llm_calls: storeHas(deps.store, sessionId) ? deps.store.llmCalls(sessionId) : [],
+      llm_calls: stored ? deps.store.llmCalls(sessionId) : [],
       judge_tokens: r.judgeTokens,
-    });
+    };
+    return result;
   };
 
   /** Back to the queue for another worker (or this one, later), not counted as an attempt. */
@@ -193,8 +196,4 @@ function refusal(data: unknown, name: string): string | null {
     `worker ${name} runs pda ${PDA_VERSION} (job protocol ${JOB_PROTOCOL}); ` +
     `the job was submitted by pda ${h.pda_version} (protocol ${h.protocol})`
   );
-}
-
-function sessionOf(store: SessionStore, id: string) {
-  return storeHas(store, id) ? store.getSession(id) : null;
 }
