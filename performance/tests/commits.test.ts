@@ -89,7 +89,7 @@ async function setup(n: number) {
     out: join(dir, "out"),
     db: path,
     model: "gemini",
-    concurrency: 4,
+    concurrency: 2,
     hil: "policy:fail",
     memory: false,
     flushMs: 0,
@@ -102,7 +102,7 @@ const committedDone = () =>
 
 describe("batch commits", () => {
   it("a run's rows share commits: fewer COMMITs than queries, not one per row and per state", async () => {
-    const n = 12;
+    const n = 10;
     const { deps, opts, commits } = await setup(n);
     // One CSV rewrite during the run (the first row's; the next would be a minute later).
     const r = await runBatch({ ...opts, flushMs: 60_000 }, deps);
