@@ -11,12 +11,7 @@ export function renderTools(tools: ToolInfo[], down: DownServer[] = []): string 
   // Names come from every tool, so a down server's tools keep their aliases out of the others' way.
   const names = jsNames(tools);
   const listed = usable.length
-    ? usable
-        .map((t) => {
-          const desc = oneLine(t.description);
-          return `- ${toolSignature(t, names.tools.get(t.qualified)!.call)} [${t.qualified}]${desc ? ` — ${desc}` : ""}`;
-        })
-        .join("\n")
+    ? usable.map((t) => toolLine(t, names.tools.get(t.qualified)!.call)).join("\n")
     : "(no tools are connected)";
   if (down.length === 0) return listed;
   const lines = down.map((d) => {
@@ -24,4 +19,22 @@ export function renderTools(tools: ToolInfo[], down: DownServer[] = []): string 
     return `- ${d.server}${d.description ? ` (${d.description})` : ""}: ${d.reason}; ${what}`;
   });
   return `${listed}\n\nUnavailable now (their server is down; do not plan on these tools, and do not make up their results):\n${lines.join("\n")}`;
+}
+
+/**
+ * A tool's line by the name it is called by, made once: every decision renders its tools, and the hub's
+ * ToolInfo objects are not changed once listed (a changed list brings new ones).
+ */
+const lines = new WeakMap<ToolInfo, Map<string, string>>();
+
+function toolLine(t: ToolInfo, call: string): string {
+  let byCall = lines.get(t);
+  if (!byCall) lines.set(t, (byCall = new Map()));
+  let line = byCall.get(call);
+  if (line === undefined) {
+    const desc = oneLine(t.description);
+    line = `- ${toolSignature(t, call)} [${t.qualified}]${desc ? ` — ${desc}` : ""}`;
+    byCall.set(call, line);
+  }
+  return line;
 }

@@ -33,6 +33,9 @@ export interface CodeGuardResult {
   findings: Finding[];
 }
 
+/** The names every check accepts when the options add none: built once, not per CODE step. */
+const DEFAULT_KNOWN: ReadonlySet<string> = new Set([...JS_BUILTINS, ...SANDBOX_HELPERS]);
+
 const PARSE_OPTIONS = {
   ecmaVersion: "latest",
   sourceType: "script",
@@ -58,10 +61,29 @@ interface ToolIndex {
   callable: string[];
 }
 
+/**
+ * Indexes by tool list array, then by the namespaces' names: built once per list, not per CODE step (the loop
+ * checks every step's code against the same hub list). The hub replaces its list array when its tools change,
+ * never edits it in place (as toolRankerFor relies on too).
+ */
+const indexes = new WeakMap<readonly ToolInfo[], Map<string, ToolIndex>>();
+
 function indexTools(tools: readonly ToolInfo[], namespaces: CodeGuardOptions["namespaces"] = {}): ToolIndex {
   const nsFns = Object.entries(namespaces).map(
     ([ns, fns]) => [ns, Array.isArray(fns) ? (fns as string[]) : Object.keys(fns)] as const,
   );
+  let byNamespaces = indexes.get(tools);
+  if (!byNamespaces) indexes.set(tools, (byNamespaces = new Map()));
+  const key = JSON.stringify(nsFns);
+  let index = byNamespaces.get(key);
+  if (!index) byNamespaces.set(key, (index = buildIndex(tools, nsFns)));
+  return index;
+}
+
+function buildIndex(
+  tools: readonly ToolInfo[],
+  nsFns: ReadonlyArray<readonly [string, string[]]>,
+): ToolIndex {
   const names = jsNames(
     tools,
     nsFns.map(([ns]) => ns),
@@ -288,12 +310,15 @@ export function guardCode(
   const a = analyse(parsed.program);
   const max = options.maxSuggestions ?? 3;
   const allowed = new Set(options.allow ?? []);
-  const known = new Set([
-    ...JS_BUILTINS,
-    ...(options.helpers ?? SANDBOX_HELPERS),
-    ...allowed,
-    ...(options.extraGlobals ?? []),
-  ]);
+  const known =
+    options.helpers || allowed.size || options.extraGlobals?.length
+      ? new Set([
+          ...JS_BUILTINS,
+          ...(options.helpers ?? SANDBOX_HELPERS),
+          ...allowed,
+          ...(options.extraGlobals ?? []),
+        ])
+      : DEFAULT_KNOWN;
   const findings: Finding[] = [];
   const reported = new Set<string>();
   const toolList = () => {

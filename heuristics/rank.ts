@@ -239,11 +239,6 @@ export function createToolRanker(tools: readonly ToolInfo[]): ToolRanker {
       const topK = Math.max(0, options.topK);
       const scores: ToolScore[] = scored.map((s, i) => {
         const selected = i < topK ? "top_k" : always.has(s.qualified) ? "plan" : null;
-        const explain =
-          `${s.qualified}: score ${s.score.toFixed(3)} = relevance ${s.relevance.toFixed(2)} ` +
-          `(bm25 ${s.bm25.toFixed(2)}${s.matched.length ? `, matched ${s.matched.join(" ")}` : ", no match"}) × ` +
-          `reliability ${s.reliability.toFixed(2)} (${s.ok}/${s.calls} ok, prior ${prior.mean}×${prior.weight})` +
-          (selected === "plan" ? "; kept because the plan uses it" : "");
         return {
           qualified: s.qualified,
           bm25: s.bm25,
@@ -255,7 +250,15 @@ export function createToolRanker(tools: readonly ToolInfo[]): ToolRanker {
           score: s.score,
           rank: i + 1,
           selected,
-          explain,
+          // Made when read (debugging, `pda tools --rank`): the loop ranks every tool at every decision.
+          get explain() {
+            return (
+              `${s.qualified}: score ${s.score.toFixed(3)} = relevance ${s.relevance.toFixed(2)} ` +
+              `(bm25 ${s.bm25.toFixed(2)}${s.matched.length ? `, matched ${s.matched.join(" ")}` : ", no match"}) × ` +
+              `reliability ${s.reliability.toFixed(2)} (${s.ok}/${s.calls} ok, prior ${prior.mean}×${prior.weight})` +
+              (selected === "plan" ? "; kept because the plan uses it" : "")
+            );
+          },
         };
       });
       const selectedTools = scored.filter((_, i) => scores[i]?.selected).map((s) => s.tool);

@@ -3,8 +3,9 @@
  * SQLite transaction instead of one each. Every COMMIT appends the pages it touched to the WAL and flushes the
  * full-text index's pending terms as a new segment, so at ~20 writes a query one transaction per write was
  * most of the store's CPU. A crash loses at most the writes of the open window (the steps then in flight);
- * writes that must be durable before something leaves the process (a durable step's intent, a batch row)
- * commit the group at once. Readers on the same connection see the open window's writes.
+ * writes that must be durable before something leaves the process (a durable step's intent, a human's answer,
+ * a batch row saved durable) commit the group at once. Readers on the same connection see the open window's
+ * writes.
  */
 import type Database from "better-sqlite3";
 import { stmt } from "./sql.js";

@@ -19,12 +19,16 @@ export function promptParts(text: string): string[] {
 export function storePrompt(db: Database.Database, text: string): string {
   const ids = promptParts(text).map((part) => {
     const sha = createHash("sha256").update(part).digest();
-    stmt(db, "INSERT INTO prompt_texts (sha256, text) VALUES (?, ?) ON CONFLICT(sha256) DO NOTHING").run(
-      sha,
-      part,
-    );
+    // Most parts are stored already: one read finds them; only a new part is inserted (in the caller's
+    // write transaction, so no other writer can insert it in between).
+    const had = stmt<{ id: number }>(db, "SELECT id FROM prompt_texts WHERE sha256 = ?").get(sha) as
+      { id: number } | undefined;
+    if (had) return had.id;
     return (
-      stmt<{ id: number }>(db, "SELECT id FROM prompt_texts WHERE sha256 = ?").get(sha) as { id: number }
+      stmt<{ id: number }>(db, "INSERT INTO prompt_texts (sha256, text) VALUES (?, ?) RETURNING id").get(
+        sha,
+        part,
+      ) as { id: number }
     ).id;
   });
   return JSON.stringify(ids);

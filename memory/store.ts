@@ -673,11 +673,17 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     this.write("startBatchRun", null, () => batch.startRun(this.db, run, this.clean, this.clock.iso()), true);
   }
 
+  /**
+   * Commits at once (with the group's open window) unless `durable: false`: a row that may wait for the
+   * window, as a batch row marked running before its session's first write, which cannot commit without it.
+   */
   saveBatchItem(
     item: Omit<BatchItem, "started_at" | "finished_at"> &
       Partial<Pick<BatchItem, "started_at" | "finished_at">>,
+    options: { durable?: boolean } = {},
   ): void {
-    this.write("saveBatchItem", null, () => batch.saveItem(this.db, item, this.clean), true);
+    const durable = options.durable ?? true;
+    this.write("saveBatchItem", null, () => batch.saveItem(this.db, item, this.clean), durable);
   }
 
   finishBatchRun(runId: string, status: string = "finished"): void {

@@ -23,9 +23,19 @@ export function writeCsv(
   rows: Array<Record<string, string>>,
   redact: (text: string) => string = (t) => t,
 ): void {
-  const clean = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, redact(v)])));
-  writeAtomic(path, stringify(clean, { header: true, columns: [...columns] }));
+  writeAtomic(path, stringify(rows.map(redactRow(redact)), { header: true, columns: [...columns] }));
 }
+
+function redactRow(redact: (text: string) => string) {
+  return (r: Record<string, string>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, redact(v)]));
+}
+
+/**
+ * The query CSV's line of each outcome, redacted and quoted once: the run's incremental rewrites (every second,
+ * each of all rows so far) then join lines instead of redacting and quoting every row again. Keyed by the
+ * outcome object, which a run keeps as it was recorded.
+ */
+export type CsvLines = WeakMap<ItemOutcome, string>;
 
 export function statePath(dir: string): string {
   return join(dir, STATE_FILE);
@@ -65,13 +75,20 @@ export function writeOutputs(
   file: QueryFile,
   files: { queries: string; tools: string },
   redact: (text: string) => string,
+  lines: CsvLines = new WeakMap(),
 ): void {
-  writeCsv(
-    files.queries,
-    queryColumns(file.extraColumns),
-    outcomes.map((o) => queryRow(o, file.extraColumns)),
-    redact,
-  );
+  const columns = queryColumns(file.extraColumns);
+  const clean = redactRow(redact);
+  const line = (o: ItemOutcome) => {
+    let text = lines.get(o);
+    if (text === undefined) {
+      text = stringify([clean(queryRow(o, file.extraColumns))], { columns });
+      lines.set(o, text);
+    }
+    return text;
+  };
+  // csv-stringify's whole output is its header line followed by each record's line: the same text.
+  writeAtomic(files.queries, stringify([], { header: true, columns }) + outcomes.map(line).join(""));
   writeCsv(files.tools, TOOL_COLUMNS, toolPerformance(outcomes).map(toolRow), redact);
 }
 

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PdaError, errorMessage, systemClock, type Clock } from "../core/index.js";
-import { Flusher, writeAtomic, writeBatchState, writeOutputs } from "./files.js";
+import { Flusher, writeAtomic, writeBatchState, writeOutputs, type CsvLines } from "./files.js";
 import { readQueryFile, type QueryFile } from "./input.js";
 import type { LimiterRegistry } from "./limiter.js";
 import { loadOutcomes, openRun } from "./run-store.js";
@@ -39,6 +39,8 @@ export class RunLedger {
   readonly clock: Clock;
   private readonly saved: Map<string, ItemOutcome>;
   private readonly flusher: Flusher;
+  /** The saved outcomes' query CSV lines, made once each for the rewrites. */
+  private readonly csvLines: CsvLines = new WeakMap();
   private stopped: Stop | null = null;
 
   /** Open (or reopen with --resume) the run of `opts.out`, and record this invocation in batch.json. */
@@ -171,6 +173,7 @@ export class RunLedger {
   finish(limits: ReturnType<LimiterRegistry["totals"]> | null): BatchResult {
     this.flusher.cancel();
     const { store } = this.deps;
+    store.flush(); // before the files show its rows
     const outcomes = loadOutcomes(store, this.runId);
     const remaining = this.file.items.length - outcomes.length;
     const stopped = this.stopped;
@@ -205,8 +208,10 @@ export class RunLedger {
 
   private flush(): void {
     try {
+      // The rows about to be written out are committed first (runItem leaves them to the group's window).
+      this.deps.store.flush();
       const rows = [...this.saved.values()].sort((a, b) => a.index - b.index);
-      writeOutputs(rows, this.file, this.files, (t) => this.deps.store.redact(t));
+      writeOutputs(rows, this.file, this.files, (t) => this.deps.store.redact(t), this.csvLines);
       this.emit({ type: "flush", rows: rows.length });
       writeBatchState(this.out, this.state);
     } catch (e) {

@@ -97,15 +97,24 @@ async function runItem(item: QueryItem, ctx: QueryContext, run: RunLedger, deps:
   const store = deps.store;
   const session = sessionFor(store, run.lastSession.get(item.key) ?? null, deps.newId ?? newId);
   const save = (status: "running" | "pending" | "done", extra: object = {}) =>
-    store.saveBatchItem({
-      run_id: run.runId,
-      item_key: item.key,
-      query: item.query,
-      status,
-      session_id: session.id,
-      output: null,
-      ...extra,
-    });
+    store.saveBatchItem(
+      {
+        run_id: run.runId,
+        item_key: item.key,
+        query: item.query,
+        status,
+        session_id: session.id,
+        output: null,
+        ...extra,
+      },
+      // "running" and "done" wait for the group commit's window (≤ BATCH_GROUP_COMMIT_MS) rather than
+      // commit at once: a COMMIT per query was the store's largest CPU cost in a batch. Rows commit in the
+      // order they were written, so a session's rows never outlive its "running" row, and a crash loses at
+      // most the window's finished rows, run again by --resume (their sessions are in the same window or
+      // finished, never continued twice). The ledger commits before it rewrites the CSVs, so they never show
+      // a row the store might lose.
+      { durable: status === "pending" },
+    );
   save("running", { started_at: run.clock.iso() });
   run.started(item);
   const r = await runQuery(item, session, ctx);

@@ -347,3 +347,22 @@ describe("findToolCalls", () => {
     expect(findToolCalls("return add(", TOOLS)).toEqual([]);
   });
 });
+
+describe("guardCode over a tool list it has indexed before", () => {
+  it("checks each list array and each set of namespaces as itself", () => {
+    const code = "return await notes.search('x') + await subtract(2, 1)";
+    const list = [...TOOLS];
+    const bare = guardCode(code, list);
+    expect(bare.findings.map((f) => f.rule)).toEqual(["code.undefined_name", "code.unknown_tool"]);
+    // Same array, namespaces added: notes.search is now a host function.
+    const withMemory = guardCode(code, list, { namespaces: { notes: ["search"] } });
+    expect(withMemory.findings.map((f) => f.rule)).toEqual(["code.unknown_tool"]);
+    // Another namespace set on the same array is indexed apart.
+    const other = guardCode(code, list, { namespaces: { notes: ["save"] } });
+    expect(other.findings.map((f) => f.rule)).toEqual(["code.unknown_tool", "code.unknown_tool"]);
+    // A new list (the hub replaces its array when tools change) gets a new index.
+    const grown = [...list, tool("math", "subtract", { a: "number", b: "number" }, ["a", "b"])];
+    expect(guardCode(code, grown, { namespaces: { notes: ["search"] } }).ok).toBe(true);
+    expect(guardCode(code, list, { namespaces: { notes: ["search"] } }).ok).toBe(false);
+  });
+});
