@@ -140,7 +140,7 @@ const MAX_RESULT_CHARS = 1_000_000;
  * them through a crash meanwhile): a commit per call was most of what logging a call cost. Readers in other
  * processes see a call's row at most this late; this process's own readers see it at once.
  */
-const CALL_WINDOW_MS = 20;
+const CALL_WINDOW_MS = 50;
 
 const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
   error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
