@@ -3,9 +3,11 @@
  * beside the store (`<store>.intents/<session>.jsonl`), not a SQLite commit. A write(2) is in the page cache
  * when it returns, so it survives the process being killed (SIGKILL, a crash) as a WAL commit with
  * synchronous=NORMAL does; neither survives a power loss unless the store is opened with durability "full",
- * which fdatasyncs each line. It costs a few µs where a commit costs tens. The store folds the lines into
- * tool_intents when they matter there: at a step's end (the ones whose call never finished), on resume
- * (markInDoubt) and when the session finishes; then the file is emptied.
+ * which fdatasyncs each line. It costs a few µs where a commit costs tens. A call's finished row gets a line
+ * too (it has `state`, an intent has none): so the row itself can wait for a short window's commit with the
+ * rows after it instead of a commit of its own. The store folds the lines into tool_calls and tool_intents
+ * when they matter there: at a step's end (intents whose call never finished), on resume (markInDoubt) and
+ * when the session finishes; then the file is emptied.
  */
 import {
   closeSync,
@@ -20,7 +22,13 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import type { IntentDbRow } from "./intents.js";
+import type { CallDbRow, IntentDbRow } from "./intents.js";
+
+/** A journal file's lines: intents, and the finished rows of calls. */
+export interface JournalLines {
+  intents: IntentDbRow[];
+  results: CallDbRow[];
+}
 
 /** The folder of a store's intent files; undefined for a store in memory (its intents stay in SQLite). */
 export function intentDir(storePath: string): string | undefined {
@@ -36,24 +44,32 @@ function fileOf(dir: string, sessionId: string): string {
  * its process died: its write never returned, so its call was never sent, and it is left out.
  */
 export function readIntentFile(dir: string | undefined, sessionId: string): IntentDbRow[] {
-  if (!dir) return [];
+  return readJournalFile(dir, sessionId).intents;
+}
+
+/** A session's file's lines; a finished row's torn line was never written (its call is in doubt). */
+export function readJournalFile(dir: string | undefined, sessionId: string): JournalLines {
+  const out: JournalLines = { intents: [], results: [] };
+  if (!dir) return out;
   let text: string;
   try {
     text = readFileSync(fileOf(dir, sessionId), "utf8");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return out;
     throw e;
   }
-  const rows: IntentDbRow[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
+    let row: IntentDbRow | CallDbRow;
     try {
-      rows.push(JSON.parse(line) as IntentDbRow);
+      row = JSON.parse(line) as IntentDbRow | CallDbRow;
     } catch {
-      // torn last line: see above
+      continue; // torn last line: see above
     }
+    if ("state" in row) out.results.push(row);
+    else out.intents.push(row);
   }
-  return rows;
+  return out;
 }
 
 /** One store's open intent files, by session: kept open (O_APPEND) while the session runs here. */
@@ -73,20 +89,30 @@ export class IntentFiles {
 
   /** Appends one intent: on return it survives this process dying (and a power loss when `sync`). */
   append(row: IntentDbRow): void {
-    let fd = this.fds.get(row.session_id);
+    this.write(row.session_id, `${JSON.stringify(row)}\n`);
+    this.unfinished.get(row.session_id)?.set(`${row.step_index}:${row.seq}`, row);
+  }
+
+  /** Appends a call's finished row, as durable on return as an intent; the call is finished. */
+  appendResult(row: CallDbRow): void {
+    this.write(row.session_id, `${JSON.stringify(row)}\n`);
+    this.finished(row.session_id, row.step_index!, row.seq!);
+  }
+
+  private write(sessionId: string, line: string): void {
+    let fd = this.fds.get(sessionId);
     if (fd === undefined) {
       if (!this.made) {
         mkdirSync(this.dir, { recursive: true, mode: 0o700 });
         this.made = true;
       }
-      fd = openSync(fileOf(this.dir, row.session_id), "a", 0o600);
-      this.fds.set(row.session_id, fd);
+      fd = openSync(fileOf(this.dir, sessionId), "a", 0o600);
+      this.fds.set(sessionId, fd);
       // Lines left by an earlier process: only reading the file tells which calls never finished.
-      if (fstatSync(fd).size === 0) this.unfinished.set(row.session_id, new Map());
+      if (fstatSync(fd).size === 0) this.unfinished.set(sessionId, new Map());
     }
-    writeSync(fd, `${JSON.stringify(row)}\n`);
+    writeSync(fd, line);
     if (this.sync) fdatasyncSync(fd);
-    this.unfinished.get(row.session_id)?.set(`${row.step_index}:${row.seq}`, row);
   }
 
   /** The call's finished row is written (committed, or in the group-commit window). */
@@ -103,8 +129,8 @@ export class IntentFiles {
     return open && [...open.values()];
   }
 
-  read(sessionId: string): IntentDbRow[] {
-    return readIntentFile(this.dir, sessionId);
+  read(sessionId: string): JournalLines {
+    return readJournalFile(this.dir, sessionId);
   }
 
   /** Empties the session's file once its lines are folded into the store (kept open for the next step). */

@@ -2,7 +2,7 @@
  * The durable-step intents (migration 14): a row per live call, written before it is sent. One with no
  * finished tool_calls row is a call in flight, or in doubt once its process is gone.
  */
-import type { LoggedCall } from "../core/index.js";
+import type { LoggedCall, ToolCallState } from "../core/index.js";
 
 /** A session's open intents, of one step or (step NULL) of all. */
 /** Drops a session's intents (of one step, or all) whose call has its finished row. */
@@ -25,6 +25,53 @@ export interface IntentDbRow {
   args_json: string;
   started_at: string;
   ord: number;
+}
+
+/**
+ * A finished call's tool_calls row as written (the insert's parameters), also the shape of its line in the
+ * session's journal file: the line makes it survive the process before the row's transaction commits.
+ */
+export interface CallDbRow {
+  session_id: string;
+  step_index: number | null;
+  seq: number | null;
+  server: string;
+  tool: string;
+  ok: number;
+  error_kind: string | null;
+  error_message: string | null;
+  latency_ms: number;
+  bytes: number;
+  started_at: string;
+  state: ToolCallState;
+  args_sha: string | null;
+  args_json: string | null;
+  result_json: string | null;
+  decided_by: string | null;
+  ord: number;
+}
+
+/** A finished row from a journal file, unless the table has it (the same write: its `ord`). */
+export const FOLD_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
+  error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
+  SELECT @session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
+  @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord
+  WHERE NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = @session_id AND c.step_index = @step_index
+    AND c.seq = @seq AND c.ord = @ord)`;
+
+/** A finished row as a resumed step sees it. */
+export function loggedCall(c: CallDbRow): LoggedCall {
+  return {
+    seq: c.seq!,
+    server: c.server,
+    tool: c.tool,
+    args_sha: c.args_sha,
+    state: c.state,
+    ok: c.ok === 1,
+    error_kind: c.error_kind,
+    error_message: c.error_message,
+    result_json: c.result_json,
+  };
 }
 
 export const IN_DOUBT_MESSAGE =

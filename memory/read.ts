@@ -26,7 +26,7 @@ import {
   type ToolCallRow,
 } from "./schemas.js";
 import { OPEN_INTENTS, type IntentDbRow } from "./intents.js";
-import { intentDir, readIntentFile } from "./intent-file.js";
+import { intentDir, readJournalFile } from "./intent-file.js";
 import { ownerGone } from "./liveness.js";
 import { promptOf } from "./prompts.js";
 import { stmt } from "./sql.js";
@@ -509,10 +509,13 @@ export function timeline(db: Database.Database, idOrPrefix: string): Timeline {
   const calls = stmt<ToolCallDbRow>(db, "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY id").all(id);
   // Calls sent and not (yet) finished: in flight, or in doubt if their process is gone.
   for (const i of stmt<IntentDbRow>(db, OPEN_INTENTS).all(id, null, null)) calls.push(openIntentRow(i));
-  // And those its process appended to its journal file (intent-file.ts) that have no row yet.
+  // And those its process appended to its journal file (intent-file.ts) that have no row yet: finished ones
+  // (their row waits for its window's commit, or its process died before it), then ones sent.
+  const file = readJournalFile(intentDir(db.name), id);
+  const rows = new Set(calls.map((c) => c.ord));
+  for (const c of file.results) if (!rows.has(c.ord)) calls.push({ ...c, id: -c.ord });
   const logged = new Set(calls.map((c) => `${c.step_index}:${c.seq}`));
-  for (const i of readIntentFile(intentDir(db.name), id))
-    if (!logged.has(`${i.step_index}:${i.seq}`)) calls.push(openIntentRow(i));
+  for (const i of file.intents) if (!logged.has(`${i.step_index}:${i.seq}`)) calls.push(openIntentRow(i));
   const stepIndices = new Set(stepRows.map((s) => s.step.index));
   for (const { row, step } of stepRows) {
     events.push({

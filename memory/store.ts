@@ -23,12 +23,15 @@ import {
 } from "../core/index.js";
 import {
   DROP_FINISHED_INTENTS,
+  FOLD_CALL,
   IN_DOUBT_MESSAGE,
   OPEN_INTENTS,
+  loggedCall,
   sentCall,
+  type CallDbRow,
   type IntentDbRow,
 } from "./intents.js";
-import { IntentFiles, intentDir } from "./intent-file.js";
+import { IntentFiles, intentDir, type JournalLines } from "./intent-file.js";
 import { openDatabase, type OpenDbOptions } from "./db.js";
 import * as agents from "./agents.js";
 import * as batch from "./batch.js";
@@ -132,6 +135,13 @@ ON CONFLICT(session_id, idx) DO UPDATE SET plan_version = excluded.plan_version,
  */
 const MAX_RESULT_CHARS = 1_000_000;
 
+/**
+ * How long the finished rows of a durable step's live calls may share a transaction (their journal lines keep
+ * them through a crash meanwhile): a commit per call was most of what logging a call cost. Readers in other
+ * processes see a call's row at most this late; this process's own readers see it at once.
+ */
+const CALL_WINDOW_MS = 50;
+
 const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
   error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
   VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
@@ -164,6 +174,11 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   /** This process, as the owner its sessions' rows name (liveness.ts tells when it has died). */
   private readonly owner = ownSelf();
   private group?: GroupCommit;
+  /**
+   * Without group commit: the window the finished rows of durable-step calls share (their lines in the
+   * journal file make them survive the process before it commits). Any other write commits it.
+   */
+  private callWindow?: GroupCommit;
   /** Inside batch(): each write joins its transaction. */
   private batching = false;
   /** The durable-step intents' journal files (intent-file.ts); none for a store in memory. */
@@ -193,14 +208,15 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     );
     const dir = intentDir(db.name);
     if (dir) store.intentFiles = new IntentFiles(dir, options.durability === "full");
-    if (options.groupCommitMs && options.groupCommitMs > 0) {
-      store.group = new GroupCommit(db, options.groupCommitMs, (e) => {
-        store.written.clear();
-        return new StoreError("STORE_WRITE_FAILED", `committing the session writes failed: ${e.message}`, {
-          cause: e,
-        });
+    const lost = (e: Error) => {
+      store.written.clear();
+      return new StoreError("STORE_WRITE_FAILED", `committing the session writes failed: ${e.message}`, {
+        cause: e,
       });
-    }
+    };
+    if (options.groupCommitMs && options.groupCommitMs > 0)
+      store.group = new GroupCommit(db, options.groupCommitMs, lost);
+    else if (dir) store.callWindow = new GroupCommit(db, CALL_WINDOW_MS, lost);
     return store;
   }
 
@@ -213,15 +229,17 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     if (!this.db.open) return;
     try {
       this.group?.flush();
+      this.callWindow?.flush();
     } finally {
       this.intentFiles?.close();
       this.db.close();
     }
   }
 
-  /** Commit the open group-commit window now (a no-op without group commit). */
+  /** Commit the open group-commit window (or durable calls' window) now. */
   flush(): void {
     this.group?.flush();
+    this.callWindow?.flush();
   }
 
   // ---- SessionRecorder: synchronous, committed on return ----
@@ -257,11 +275,13 @@ export class SessionStore implements SessionRecorder, ToolJournal {
 
   /**
    * A finished call. A call of a durable step (`seq` set) completes the row its intent inserted, when there is
-   * one; replayed calls and calls refused before they were sent get a row of their own.
+   * one; replayed calls and calls refused before they were sent get a row of their own. A durable step's live
+   * call on a store with journal files is on disk as a line of its session's file on return (as its intent
+   * was); its row joins a short window's transaction instead of a commit of its own (CALL_WINDOW_MS).
    */
   recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
     const c = this.clean;
-    const cols = {
+    const cols: CallDbRow = {
       session_id: sessionId,
       step_index: stepIndex,
       seq: r.seq ?? null,
@@ -278,12 +298,14 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       args_json: r.args_json === undefined ? null : c.text(r.args_json),
       result_json: r.result_json === undefined ? null : c.text(r.result_json, MAX_RESULT_CHARS),
       decided_by: r.decided_by ?? null,
+      ord: this.nextOrd(),
     };
-    this.write("recordToolCall", sessionId, () =>
-      stmt(this.db, INSERT_TOOL_CALL).run({ ...cols, ord: this.nextOrd() }),
-    );
-    if (r.seq !== undefined && stepIndex !== null && cols.state !== "replayed")
-      this.intentFiles?.finished(sessionId, stepIndex, r.seq);
+    const durable = r.seq !== undefined && stepIndex !== null && cols.state !== "replayed";
+    const files = durable && !this.batching ? this.intentFiles : undefined;
+    // The row first: a write SQLite refuses (an unknown session) leaves no line to fold in later.
+    this.write("recordToolCall", sessionId, () => stmt(this.db, INSERT_TOOL_CALL).run(cols), false, !!files);
+    if (files) this.appendLine("recordToolCall", sessionId, () => files.appendResult(cols));
+    else if (durable) this.intentFiles?.finished(sessionId, stepIndex, r.seq!);
   }
 
   // ---- ToolJournal: the durable-step log ----
@@ -323,16 +345,24 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       this.write("intent", sessionId, () => stmt(this.db, INSERT_INTENT).run(row), true);
       return;
     }
-    try {
+    this.appendLine("intent", sessionId, () => {
       // The writes before it commit first: a resume must not find this intent without the calls before it.
       this.group?.flush();
       files.append(row);
+    });
+  }
+
+  private appendLine(op: string, sessionId: string, body: () => void): void {
+    try {
+      body();
     } catch (e) {
       if (e instanceof StoreError) throw e;
       throw new StoreError(
         "STORE_WRITE_FAILED",
-        `intent (session ${sessionId}) failed: ${(e as Error).message}`,
-        { cause: e },
+        `${op} (session ${sessionId}) failed: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
       );
     }
   }
@@ -350,9 +380,17 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       // A finished call wins over one in doubt (a later run of the step made it again).
       if (!had || (had.state !== "done" && call.state === "done")) bySeq.set(r.seq, call);
     }
+    // This store's own lines need no read: their finished rows are in the table (or its open window).
+    const own = this.intentFiles?.openLines(sessionId);
+    const file = own ? { intents: own, results: [] } : this.fileLines(sessionId);
+    for (const f of file.results) {
+      if (f.step_index !== stepIndex) continue;
+      const had = bySeq.get(f.seq!);
+      if (!had || (had.state !== "done" && f.state === "done")) bySeq.set(f.seq!, loggedCall(f));
+    }
     const open = [
       ...stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, stepIndex, stepIndex),
-      ...this.fileIntents(sessionId).filter((i) => i.step_index === stepIndex),
+      ...file.intents.filter((i) => i.step_index === stepIndex),
     ];
     for (const i of open) if (!bySeq.has(i.seq)) bySeq.set(i.seq, sentCall(i));
     return [...bySeq.values()];
@@ -370,14 +408,15 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   markInDoubt(sessionId: string): number {
-    // The dead process's journal file first: its lines are the calls it may have sent.
-    const fromFile = this.fileIntents(sessionId);
+    // The dead process's journal file first: its lines are the calls it may have sent, and those it finished.
+    const fromFile = this.fileLines(sessionId);
     let n = 0;
     this.write(
       "markInDoubt",
       sessionId,
       () => {
-        for (const i of fromFile) stmt(this.db, FOLD_INTENT).run(i);
+        for (const c of fromFile.results) stmt(this.db, FOLD_CALL).run(c);
+        for (const i of fromFile.intents) stmt(this.db, FOLD_INTENT).run(i);
         for (const i of stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, null, null)) {
           stmt(this.db, INSERT_TOOL_CALL).run({
             session_id: sessionId,
@@ -408,9 +447,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     return n;
   }
 
-  /** The intents in the session's journal file (none for a store in memory). */
-  private fileIntents(sessionId: string): IntentDbRow[] {
-    return this.intentFiles?.read(sessionId) ?? [];
+  /** The lines of the session's journal file (none for a store in memory). */
+  private fileLines(sessionId: string): JournalLines {
+    return this.intentFiles?.read(sessionId) ?? { intents: [], results: [] };
   }
 
   /**
@@ -420,20 +459,23 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   private foldIntentFile(sessionId: string): void {
     const files = this.intentFiles;
     if (!files) return;
-    const open = files.openLines(sessionId) ?? this.openFileLines(sessionId);
-    if (open.length > 0)
+    const own = files.openLines(sessionId);
+    const { intents: open, results } = own ? { intents: own, results: [] } : this.openFileLines(sessionId);
+    if (open.length > 0 || results.length > 0)
       this.write("endStep", sessionId, () => {
+        for (const c of results) stmt(this.db, FOLD_CALL).run(c);
         for (const i of open) stmt(this.db, FOLD_INTENT).run(i);
       });
-    // With group commit the finished rows may still be in the window: they commit before the lines go.
+    // The finished rows may still be in a window: they commit before the lines go.
     this.group?.flush();
+    this.callWindow?.flush();
     files.clear(sessionId);
   }
 
-  /** The lines of the session's file (some other process's) whose call has no finished row. */
-  private openFileLines(sessionId: string): IntentDbRow[] {
-    const lines = this.fileIntents(sessionId);
-    const finished = new Set<string>();
+  /** The lines of the session's file (some other process's): its finished rows, and intents with none. */
+  private openFileLines(sessionId: string): JournalLines {
+    const { intents: lines, results } = this.fileLines(sessionId);
+    const finished = new Set<string>(results.map((c) => `${c.step_index}:${c.seq}`));
     for (const step of new Set(lines.map((i) => i.step_index))) {
       for (const { seq } of stmt<{ seq: number }>(
         this.db,
@@ -442,7 +484,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       ).all(sessionId, step))
         finished.add(`${step}:${seq}`);
     }
-    return lines.filter((i) => !finished.has(`${i.step_index}:${i.seq}`));
+    return { intents: lines.filter((i) => !finished.has(`${i.step_index}:${i.seq}`)), results };
   }
 
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {
@@ -521,7 +563,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    */
   finishSession(session: AgentSession): void {
     const id = session.session_id;
-    const fromFile = this.fileIntents(id);
+    const fromFile = this.fileLines(id);
     this.write("finishSession", id, () => {
       this.upsertSession(session, this.clock.iso());
       for (const s of session.snapshots) this.upsertSnapshot(id, s, true);
@@ -533,11 +575,12 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       ).get(id)!.n;
       for (const h of session.state.human_inputs.slice(logged)) this.insertHumanInput(id, h);
       // Intents are only needed until their call has a row; one left open is a call still in doubt.
-      for (const i of fromFile) stmt(this.db, FOLD_INTENT).run(i);
+      for (const c of fromFile.results) stmt(this.db, FOLD_CALL).run(c);
+      for (const i of fromFile.intents) stmt(this.db, FOLD_INTENT).run(i);
       stmt(this.db, DROP_FINISHED_INTENTS).run(id, null, null);
     });
     this.written.delete(id);
-    if (fromFile.length > 0) this.group?.flush();
+    if (fromFile.intents.length > 0 || fromFile.results.length > 0) this.group?.flush();
     this.intentFiles?.drop(id);
   }
 
@@ -715,14 +758,25 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    * Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. Inside a
    * batch() it joins the batch's transaction (no savepoint each: the batch commits or rolls back as one).
    */
-  private write(op: string, sessionId: string | null, body: () => unknown, durable = false): void {
+  private write(
+    op: string,
+    sessionId: string | null,
+    body: () => unknown,
+    durable = false,
+    /** A durable call's finished row, on disk as a line too: it may wait in the calls' window. */
+    windowed = false,
+  ): void {
     try {
       // With group commit the body runs in a savepoint of the window's transaction: a failing write is
       // undone alone. A durable write commits the window with it.
-      this.group?.begin();
-      if (this.batching) body();
+      const window = this.group ?? (windowed ? this.callWindow : undefined);
+      window?.begin();
+      // A call's row is one INSERT, undone alone if it fails: in the calls' window it needs no savepoint.
+      if (this.batching || (windowed && window === this.callWindow && this.db.inTransaction)) body();
       else this.tx.immediate(body);
       if (durable) this.group?.flush();
+      // Any other write is committed on return, and the calls' rows before it with it.
+      if (!windowed) this.callWindow?.flush();
     } catch (e) {
       // What the rolled-back body noted as written may not be in the file.
       if (sessionId !== null) this.written.delete(sessionId);

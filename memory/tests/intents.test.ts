@@ -2,13 +2,14 @@
  * The durable-step log on a real SQLite file: a call's intent (written before it is sent), its finished row,
  * and what a resumed step reads of them — in flight, done, or in doubt once the process that sent it is gone.
  */
+import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { newSession, type ToolCallRecord } from "../../core/index.js";
+import { distPath, newSession, type ToolCallRecord } from "../../core/index.js";
 import { SessionStore, intentDir, readIntentFile } from "../index.js";
 import { migrate } from "../migrations.js";
 
@@ -108,9 +109,9 @@ describe("a step's logged calls", () => {
   });
 });
 
-describe("the intents' journal file", () => {
-  const fileOf = (id: string) => readIntentFile(intentDir(join(dir, "pda.db")), id);
+const fileOf = (id: string) => readIntentFile(intentDir(join(dir, "pda.db")), id);
 
+describe("the intents' journal file", () => {
   it("holds an intent from before its call is sent, with no SQLite write, and a new process finds it", () => {
     const id = started();
     store.intent(id, 0, intent(0));
@@ -200,6 +201,53 @@ describe("the intents' journal file", () => {
     } finally {
       mem.close();
     }
+  });
+});
+
+describe("a finished call's row in its window", () => {
+  /** A real process (the built store) that logs a live call of step 0, finishes it, and is killed at once. */
+  function killedAfterTheCall(id: string): void {
+    const script = `
+      const { SessionStore } = await import(${JSON.stringify(pathToFileURL(distPath("memory/index.js")).href)});
+      const store = SessionStore.open(${JSON.stringify(join(dir, "pda.db"))});
+      store.intent(${JSON.stringify(id)}, 0, ${JSON.stringify(intent(0))});
+      store.recordToolCall(${JSON.stringify(id)}, 0, ${JSON.stringify(done(0))});
+      process.kill(process.pid, "SIGKILL");`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect([r.signal, r.stderr]).toEqual(["SIGKILL", ""]);
+  }
+
+  it("is not committed by the call itself: a later write, or the window's end, commits it", () => {
+    const id = started();
+    const reader = new Database(join(dir, "pda.db"), { readonly: true });
+    try {
+      const rows = () => reader.prepare("SELECT seq, state FROM tool_calls").all();
+      store.intent(id, 0, intent(0));
+      store.recordToolCall(id, 0, done(0));
+      expect(rows()).toEqual([]); // another connection: not yet
+      expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([[0, "done"]]); // this one: at once
+      store.markInterrupted(id, "Ctrl-C"); // any other write is committed on return, and the window with it
+      expect(rows()).toEqual([{ seq: 0, state: "done" }]);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("survives its process being killed before the window commits: a resume finds the call done, not in doubt", () => {
+    const id = started();
+    killedAfterTheCall(id);
+    // The killed process's transaction is gone; the line it wrote after the call is what remains.
+    expect(store.db.prepare("SELECT count(*) AS n FROM tool_calls").get()).toEqual({ n: 0 });
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state, c.result_json])).toEqual([
+      [0, "done", '{"receipt":"r-0"}'],
+    ]);
+    const shown = store.timeline(id).events.flatMap((e) => (e.kind === "tool" ? [e.call] : []));
+    expect(shown.map((c) => [c.seq, c.state ?? "done"])).toEqual([[0, "done"]]);
+    expect(store.markInDoubt(id)).toBe(0);
+    expect(store.db.prepare("SELECT seq, state, result_json FROM tool_calls").all()).toEqual([
+      { seq: 0, state: "done", result_json: '{"receipt":"r-0"}' },
+    ]);
+    expect(fileOf(id)).toEqual([]);
   });
 });
 

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
-import { intentDir, readIntentFile } from "../../memory/index.js";
+import { intentDir, readJournalFile } from "../../memory/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
 
 const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
@@ -171,11 +171,16 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
     // A charge the dead process sent with no outcome logged: did the shop get it? The ledger says.
     // Its intent is in the session's journal file (or in tool_intents, where a step's end folds one).
     const id = query<{ id: string }>(c, "SELECT id FROM sessions")[0]!.id;
+    // Finished: a row, or a finished row's line in the journal file (its window had not committed).
+    const journal = readJournalFile(intentDir(c.db), id);
     const finished = new Set(
-      query<{ step_index: number; seq: number }>(
-        c,
-        "SELECT step_index, seq FROM tool_calls WHERE seq IS NOT NULL AND state != 'replayed'",
-      ).map((r) => `${r.step_index}:${r.seq}`),
+      [
+        ...query<{ step_index: number; seq: number }>(
+          c,
+          "SELECT step_index, seq FROM tool_calls WHERE seq IS NOT NULL AND state != 'replayed'",
+        ),
+        ...journal.results,
+      ].map((r) => `${r.step_index}:${r.seq}`),
     );
     const sent = [
       ...query<{ tool: string; args_json: string }>(
@@ -184,9 +189,7 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
           tool_calls c WHERE c.session_id = i.session_id AND c.step_index = i.step_index AND c.seq = i.seq
           AND c.state != 'replayed')`,
       ),
-      ...readIntentFile(intentDir(c.db), id).filter(
-        (i) => i.tool === "charge" && !finished.has(`${i.step_index}:${i.seq}`),
-      ),
+      ...journal.intents.filter((i) => i.tool === "charge" && !finished.has(`${i.step_index}:${i.seq}`)),
     ];
     const answers = sent.map((s) => {
       const args = JSON.parse(s.args_json) as { id: number; amount: number };
