@@ -142,6 +142,23 @@ const MAX_RESULT_CHARS = 1_000_000;
  */
 const CALL_WINDOW_MS = 50;
 
+/** Stores with calls' rows waiting: process.exit() and a natural end insert them (as group-commit.ts does). */
+const waiting = new Set<SessionStore>();
+let exitHook = false;
+function onExitFlush(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on("exit", () => {
+    for (const s of waiting) {
+      try {
+        s.flush();
+      } catch {
+        // Exiting: the journal file's lines still hold these calls for the next open to fold in.
+      }
+    }
+  });
+}
+
 const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
   error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
   VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
@@ -175,10 +192,15 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   private readonly owner = ownSelf();
   private group?: GroupCommit;
   /**
-   * Without group commit: the window the finished rows of durable-step calls share (their lines in the
-   * journal file make them survive the process before it commits). Any other write commits it.
+   * Without group commit: the finished rows of durable-step calls waiting to be inserted together (their lines
+   * in the journal file keep them through a crash meanwhile). They wait in memory, not in an open transaction,
+   * so the file's write lock is never held while tools run: other `pda` processes on the same database do not
+   * queue behind it. Any other write inserts them first, in its own transaction.
    */
-  private callWindow?: GroupCommit;
+  private pendingCalls: CallDbRow[] = [];
+  private callTimer?: NodeJS.Timeout;
+  private windowCalls = false;
+  private readonly knownSessions = new Set<string>();
   /** Inside batch(): each write joins its transaction. */
   private batching = false;
   /** The durable-step intents' journal files (intent-file.ts); none for a store in memory. */
@@ -216,7 +238,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     };
     if (options.groupCommitMs && options.groupCommitMs > 0)
       store.group = new GroupCommit(db, options.groupCommitMs, lost);
-    else if (dir) store.callWindow = new GroupCommit(db, CALL_WINDOW_MS, lost);
+    else if (dir) store.windowCalls = true;
     return store;
   }
 
@@ -229,7 +251,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     if (!this.db.open) return;
     try {
       this.group?.flush();
-      this.callWindow?.flush();
+      this.flushCalls();
     } finally {
       this.intentFiles?.close();
       this.db.close();
@@ -239,7 +261,46 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   /** Commit the open group-commit window (or durable calls' window) now. */
   flush(): void {
     this.group?.flush();
-    this.callWindow?.flush();
+    this.flushCalls();
+  }
+
+  /** Insert the durable calls' rows waiting in memory, in one transaction (any write does it first). */
+  private flushCalls(): void {
+    if (this.pendingCalls.length > 0 && this.db.open) this.write("recordToolCall", null, () => {});
+  }
+
+  /** Whether the session has a row (remembered once seen: a running session's row is not deleted). */
+  private sessionExists(id: string): boolean {
+    if (this.knownSessions.has(id)) return true;
+    if (!stmt(this.db, "SELECT 1 FROM sessions WHERE id = ?").get(id)) return false;
+    this.knownSessions.add(id);
+    return true;
+  }
+
+  /** The waiting calls' rows, handed to the write about to run (undefined when none wait). */
+  private takeCalls(): CallDbRow[] | undefined {
+    if (this.pendingCalls.length === 0) return undefined;
+    const calls = this.pendingCalls;
+    this.pendingCalls = [];
+    clearTimeout(this.callTimer);
+    this.callTimer = undefined;
+    waiting.delete(this);
+    return calls;
+  }
+
+  private queueCall(row: CallDbRow): void {
+    this.pendingCalls.push(row);
+    if (this.callTimer) return;
+    waiting.add(this);
+    onExitFlush();
+    // Unref'd: a waiting row does not keep the process alive; the exit hook inserts it.
+    this.callTimer = setTimeout(() => {
+      try {
+        this.flushCalls();
+      } catch {
+        // Left waiting (write() put them back): the next write, or the exit hook, tries again.
+      }
+    }, CALL_WINDOW_MS).unref();
   }
 
   // ---- SessionRecorder: synchronous, committed on return ----
@@ -302,8 +363,10 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     };
     const durable = r.seq !== undefined && stepIndex !== null && cols.state !== "replayed";
     const files = durable && !this.batching ? this.intentFiles : undefined;
-    // The row first: a write SQLite refuses (an unknown session) leaves no line to fold in later.
-    this.write("recordToolCall", sessionId, () => stmt(this.db, INSERT_TOOL_CALL).run(cols), false, !!files);
+    // A session this store has not written goes in at once: a row SQLite refuses (an unknown session) must
+    // fail here, and leave no line to fold in later.
+    if (files && this.windowCalls && this.sessionExists(sessionId)) this.queueCall(cols);
+    else this.write("recordToolCall", sessionId, () => stmt(this.db, INSERT_TOOL_CALL).run(cols));
     if (files) this.appendLine("recordToolCall", sessionId, () => files.appendResult(cols));
     else if (durable) this.intentFiles?.finished(sessionId, stepIndex, r.seq!);
   }
@@ -368,6 +431,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   stepCalls(sessionId: string, stepIndex: number): LoggedCall[] {
+    this.flushCalls();
     const rows = stmt<LoggedCallDbRow>(
       this.db,
       `SELECT seq, server, tool, args_sha, state, ok, error_kind, error_message, result_json FROM tool_calls
@@ -380,7 +444,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       // A finished call wins over one in doubt (a later run of the step made it again).
       if (!had || (had.state !== "done" && call.state === "done")) bySeq.set(r.seq, call);
     }
-    // This store's own lines need no read: their finished rows are in the table (or its open window).
+    // This store's own lines need no read: their finished rows are in the table (or its group's window).
     const own = this.intentFiles?.openLines(sessionId);
     const file = own ? { intents: own, results: [] } : this.fileLines(sessionId);
     for (const f of file.results) {
@@ -466,9 +530,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         for (const c of results) stmt(this.db, FOLD_CALL).run(c);
         for (const i of open) stmt(this.db, FOLD_INTENT).run(i);
       });
-    // The finished rows may still be in a window: they commit before the lines go.
+    // The finished rows may still be waiting: they commit before the lines go.
+    this.flushCalls();
     this.group?.flush();
-    this.callWindow?.flush();
     files.clear(sessionId);
   }
 
@@ -651,6 +715,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
 
   /** A session by id or unambiguous id prefix, validated against the AgentSession schema. */
   getSession(idOrPrefix: string): AgentSession {
+    this.flushCalls();
     return read.loadSession(this.db, idOrPrefix);
   }
 
@@ -665,6 +730,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
 
   /** One page of sessions, newest first, filtered; pass the page's `next` as `after` for the following one. */
   browseSessions(options?: BrowseOptions): SessionPage {
+    this.flushCalls();
     return browseSessions(this.db, options);
   }
 
@@ -673,10 +739,12 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    * before looking for what changed.
    */
   changeMark(): number {
+    this.flushCalls();
     return changeMark(this.db);
   }
 
   timeline(idOrPrefix: string): Timeline {
+    this.flushCalls(); // this process's readers see its calls at once
     return read.timeline(this.db, idOrPrefix);
   }
 
@@ -685,6 +753,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   toolCalls(filter?: ToolCallFilter): ToolCallRow[] {
+    this.flushCalls();
     return read.toolCalls(this.db, filter);
   }
 
@@ -693,6 +762,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   }
 
   toolStats(options?: ToolStatsOptions): ToolStat[] {
+    this.flushCalls();
     return toolStats(this.db, options);
   }
 
@@ -758,25 +828,36 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    * Run one recorder write as an IMMEDIATE transaction, turning SQLite errors into StoreErrors. Inside a
    * batch() it joins the batch's transaction (no savepoint each: the batch commits or rolls back as one).
    */
-  private write(
-    op: string,
-    sessionId: string | null,
-    body: () => unknown,
-    durable = false,
-    /** A durable call's finished row, on disk as a line too: it may wait in the calls' window. */
-    windowed = false,
-  ): void {
+  private write(op: string, sessionId: string | null, body: () => unknown, durable = false): void {
     try {
       // With group commit the body runs in a savepoint of the window's transaction: a failing write is
       // undone alone. A durable write commits the window with it.
-      const window = this.group ?? (windowed ? this.callWindow : undefined);
-      window?.begin();
-      // A call's row is one INSERT, undone alone if it fails: in the calls' window it needs no savepoint.
-      if (this.batching || (windowed && window === this.callWindow && this.db.inTransaction)) body();
-      else this.tx.immediate(body);
+      this.group?.begin();
+      const calls = this.takeCalls();
+      const run = calls
+        ? () => {
+            // The waiting calls' rows first, in this write's transaction: they are older than it.
+            for (const c of calls) {
+              try {
+                stmt(this.db, INSERT_TOOL_CALL).run(c);
+              } catch (e) {
+                // Only this INSERT is undone. A constraint means its session was deleted meanwhile (or the row
+                // was folded in from its line already): nothing left to keep.
+                if (!String((e as { code?: string }).code).startsWith("SQLITE_CONSTRAINT")) throw e;
+              }
+            }
+            return body();
+          }
+        : body;
+      try {
+        if (this.batching) run();
+        else this.tx.immediate(run);
+      } catch (e) {
+        // Rolled back with the write: they wait for the next one (their journal lines still hold them).
+        if (calls) this.pendingCalls.unshift(...calls);
+        throw e;
+      }
       if (durable) this.group?.flush();
-      // Any other write is committed on return, and the calls' rows before it with it.
-      if (!windowed) this.callWindow?.flush();
     } catch (e) {
       // What the rolled-back body noted as written may not be in the file.
       if (sessionId !== null) this.written.delete(sessionId);

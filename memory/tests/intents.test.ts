@@ -225,6 +225,14 @@ describe("a finished call's row in its window", () => {
       store.intent(id, 0, intent(0));
       store.recordToolCall(id, 0, done(0));
       expect(rows()).toEqual([]); // another connection: not yet
+      // Waiting in memory, not in an open transaction: another process can take the write lock at once.
+      const writer = new Database(join(dir, "pda.db"), { timeout: 0 });
+      try {
+        expect(() => writer.prepare("BEGIN IMMEDIATE").run()).not.toThrow();
+        writer.prepare("ROLLBACK").run();
+      } finally {
+        writer.close();
+      }
       expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([[0, "done"]]); // this one: at once
       store.markInterrupted(id, "Ctrl-C"); // any other write is committed on return, and the window with it
       expect(rows()).toEqual([{ seq: 0, state: "done" }]);
