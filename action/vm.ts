@@ -168,9 +168,8 @@ export class StepVm {
     this.hostFunction(hostObj, "done", (status, text) => {
       this.finished ??= { status: ctx.getNumber(status), text: ctx.getString(text) };
     });
-    const coldSource = ctx.newString(PRELUDE_COLD);
-    ctx.setProp(hostObj, "cold", coldSource);
-    coldSource.dispose();
+    // Most steps never need it: ~10 KB not copied into every context.
+    this.hostFunction(hostObj, "cold", () => ctx.newString(PRELUDE_COLD));
     const config = this.keep(ctx.newString(this.start.config));
     const api = this.call(preludeFn, ctx.undefined, hostObj, config);
     if (!api) return false;
@@ -234,8 +233,9 @@ export class StepVm {
     return handle;
   }
 
+  /** Stripped: no debug info or source is kept for the prelude's functions (its frames are not the code's). */
   private evaluate(source: string, file: string): QuickJSHandle | undefined {
-    const r = this.ctx!.evalCode(source, file, { type: "global" });
+    const r = this.ctx!.evalCode(source, file, { type: "global", strip: true });
     if (r.error) {
       this.vmError(this.keep(r.error));
       return undefined;
