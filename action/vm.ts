@@ -233,9 +233,8 @@ export class StepVm {
     return handle;
   }
 
-  /** Stripped: no debug info or source is kept for the prelude's functions (its frames are not the code's). */
   private evaluate(source: string, file: string): QuickJSHandle | undefined {
-    const r = this.ctx!.evalCode(source, file, { type: "global", strip: true });
+    const r = this.ctx!.evalCode(source, file, { type: "global" });
     if (r.error) {
       this.vmError(this.keep(r.error));
       return undefined;
