@@ -11,7 +11,7 @@
  *   limit(name)               the step called past max_tool_calls: the host ends it
  *   done(status, text)        1: the step returned (tagged JSON); 0: it threw (error JSON);
  *                             2: the encoded value was too large (text = its length)
- *   cold                      the source of PRELUDE_COLD (below), compiled when first needed
+ *   cold() → source           PRELUDE_COLD (below), asked for and compiled only when first needed
  * Host → sandbox, the per-call path (fast.ts makes each a few raw FFI calls):
  *   settle(id, ok, payload)   a call finished: payload is tagged JSON (ok 1) or error JSON (ok 0)
  *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
@@ -37,11 +37,14 @@ const _slice = String.prototype.slice, _test = RegExp.prototype.test, _toString 
 const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _String = String;
 const _split = String.prototype.split;
 const _getProto = O.getPrototypeOf, _hasOwn = O.prototype.hasOwnProperty;
-const _eval = G.eval, coldSource = host.cold;
+const _eval = G.eval, hostCold = host.cold;
 const config = _parse(configText);
 const TAG = "$pda", ESC = /^\$+pda$/;
 
 function setOwn(o, k, v) { _defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); }
+// setOwn for a fresh plain object while Object.prototype is as built: there an assignment makes the same own
+// property at a fraction of the cost, except for the one accessor, __proto__.
+function putOwn(o, k, v) { if (k === "__proto__") setOwn(o, k, v); else o[k] = v; }
 function cut(s, n) { return s.length > n ? _apply(_slice, s, [0, n]) : s; }
 
 // True for values JSON carries exactly (finite numbers, strings, booleans, null, and plain arrays/objects of
@@ -102,7 +105,7 @@ const TYPED = { Int8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Arra
   Float64Array, BigInt64Array, BigUint64Array };
 let coldParts;
 function cold() {
-  coldParts = coldParts || _eval(coldSource)({ O, _apply, _from, _stringify, _keys, _entries, _isArray, _isView,
+  coldParts = coldParts || _eval(hostCold())({ O, _apply, _from, _stringify, _keys, _entries, _isArray, _isView,
     _slice, _test, _toString, _getTime, _toISO, _String, ESC, TYPED, ToolError, setOwn, cut });
   return coldParts;
 }
@@ -226,13 +229,13 @@ function groupOf(global, id) {
 const plainNames = [];
 for (const t of config.tools) {
   const group = groupOf(t.s, t.sid), f = toolFunction(0, t.q, t.n);
-  setOwn(group, t.n, f);
-  if (t.m !== t.n) setOwn(group, t.m, f);
+  putOwn(group, t.n, f);
+  if (t.m !== t.n) putOwn(group, t.m, f);
   if (t.g) plainNames.push([t.g, f]);
 }
 for (const ns of config.ns) {
   const group = groupOf(ns.g, ns.id);
-  for (const fn of ns.f) if (!_apply(_hasOwn, group, [fn])) setOwn(group, fn, toolFunction(1, ns.id + "." + fn, fn));
+  for (const fn of ns.f) if (!_apply(_hasOwn, group, [fn])) putOwn(group, fn, toolFunction(1, ns.id + "." + fn, fn));
 }
 for (const g of _keys(groups)) {
   const group = groups[g], label = labels[g];
@@ -293,10 +296,11 @@ function guardArrayMethods(limit) {
   const tooLong = function (name, n) {
     return new RangeError("Array.prototype." + name + ": length " + n + " is longer than any array this step's memory can hold (a sparse array?)");
   };
-  for (const name of names) {
-    const orig = AP[name];
+  for (let n = 0; n < names.length; n++) {
+    const name = names[n], orig = AP[name];
     if (typeof orig !== "function") continue;
-    const mutates = mutating.indexOf(name) >= 0;
+    // Not mutating.indexOf: indexOf may already be wrapped here, and the wrapper's checks cost more.
+    const mutates = n < mutating.length;
     const wrapper = { [name]() {
       const args = _from(arguments);
       if (_isArray(this) || this === null || this === undefined) {

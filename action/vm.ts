@@ -168,9 +168,8 @@ export class StepVm {
     this.hostFunction(hostObj, "done", (status, text) => {
       this.finished ??= { status: ctx.getNumber(status), text: ctx.getString(text) };
     });
-    const coldSource = ctx.newString(PRELUDE_COLD);
-    ctx.setProp(hostObj, "cold", coldSource);
-    coldSource.dispose();
+    // Most steps never need it: ~10 KB not copied into every context.
+    this.hostFunction(hostObj, "cold", () => ctx.newString(PRELUDE_COLD));
     const config = this.keep(ctx.newString(this.start.config));
     const api = this.call(preludeFn, ctx.undefined, hostObj, config);
     if (!api) return false;

@@ -95,6 +95,21 @@ describe("names in the sandbox", () => {
     ]);
   });
 
+  // The prelude assigns tools onto their server's object (cheaper than defineProperty) except __proto__,
+  // which an assignment would take as the object's prototype.
+  it("tools named like Object.prototype's keys, __proto__ too, are own members of their server", async () => {
+    const names = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"];
+    const r = await runCode(
+      `const out = [];
+      for (const k of ${JSON.stringify(names)}) out.push(Object.prototype.hasOwnProperty.call(odd, k), await odd[k](1));
+      return [...out, Object.getPrototypeOf(odd) === Object.prototype, Object.keys(odd).length]`,
+      new InProcessToolHost(names.map((n) => echo("odd", n))),
+      limits(),
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.value).toEqual([...names.flatMap((n) => [true, `odd.${n}:1`]), true, names.length]);
+  });
+
   it("the prompt shows the names the sandbox binds, and the code guard accepts them", async () => {
     const host = hostileHost();
     const prompt = renderTools(host.tools());
