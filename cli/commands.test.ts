@@ -3,6 +3,7 @@
  * answered from the table without loading any group, and a command loads no model SDK it does not use.
  * Run `npx tsc -p tsconfig.json` first (the module tests spawn dist/main.js).
  */
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
@@ -99,6 +100,35 @@ describe("what a command loads", () => {
           "/node_modules/zod-to-json-schema/",
         ]),
       ).toEqual([]);
+    } finally {
+      cli.close();
+    }
+  });
+
+  it("the scripted demo run leaves the sandbox's WebAssembly on its baseline code (no TurboFan tier-up)", async () => {
+    const cli = cliFolder("pda-run-tiering-");
+    try {
+      // V8 names each WebAssembly function it compiles, and with which compiler, on stdout.
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          [
+            "--trace-wasm-compilation-times",
+            MAIN,
+            ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
+            ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`],
+          ],
+          {
+            cwd: cli.dir,
+            env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" },
+            maxBuffer: 64 << 20,
+          },
+          (err, stdout) => (err ? reject(err) : resolve(stdout)),
+        ),
+      );
+      expect(out).toContain("32 + 5 - 3 * 2 = 31");
+      expect(out).toMatch(/using Liftoff/);
+      expect(out).not.toMatch(/using TurboFan/);
     } finally {
       cli.close();
     }
