@@ -98,8 +98,11 @@ describe("what a command loads", () => {
           "/node_modules/undici/",
           "/node_modules/@modelcontextprotocol/sdk/dist/esm/client/",
           "/node_modules/zod-to-json-schema/",
+          // The tool arguments were checked with the build's one-file Ajv (cli/bundle.ts), not its ~85 files.
+          "/node_modules/ajv/",
         ]),
       ).toEqual([]);
+      expect(matching(r.modules, ["/dist/core/ajv.cjs"])).not.toEqual([]);
     } finally {
       cli.close();
     }
