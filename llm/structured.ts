@@ -120,7 +120,7 @@ export class StructuredProvider implements ModelProvider {
           system: request.system,
           prompt,
           // Derived when a transport reads it (cached per schema): the scripted model never does, and deriving
-          // it was a tenth of a scripted run's CPU (#16).
+          // it was ~5% of a scripted run's CPU (#16).
           get jsonSchema() {
             return modelJsonSchema(request.schema);
           },
