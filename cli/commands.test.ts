@@ -4,6 +4,7 @@
  * Run `npx tsc -p tsconfig.json` first (the module tests spawn dist/main.js).
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
@@ -135,6 +136,15 @@ describe("what a command loads", () => {
     } finally {
       cli.close();
     }
+  });
+
+  it("the sandbox's thread entry is one file the build packs (cli/bundle.ts): it imports only built-ins", () => {
+    const worker = readFileSync(join(PACKAGE_ROOT, "dist", "action", "worker.js"), "utf8");
+    const imported = [...worker.matchAll(/\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']/g)].map(
+      (m) => m[1] ?? m[2],
+    );
+    expect(imported).toContain("node:worker_threads");
+    expect(imported.filter((s) => !s!.startsWith("node:"))).toEqual([]);
   });
 
   it("`pda robot tasks` loads neither the agent runtime nor the progress bar (they are for `robot bench`)", async () => {
