@@ -3,6 +3,8 @@
  * answered from the table without loading any group, and a command loads no model SDK it does not use.
  * Run `npx tsc -p tsconfig.json` first (the module tests spawn dist/main.js).
  */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
@@ -97,11 +99,52 @@ describe("what a command loads", () => {
           "/node_modules/undici/",
           "/node_modules/@modelcontextprotocol/sdk/dist/esm/client/",
           "/node_modules/zod-to-json-schema/",
+          // The tool arguments were checked with the build's one-file Ajv (cli/bundle.ts), not its ~85 files.
+          "/node_modules/ajv/",
         ]),
       ).toEqual([]);
+      expect(matching(r.modules, ["/dist/core/ajv.cjs"])).not.toEqual([]);
     } finally {
       cli.close();
     }
+  });
+
+  it("the scripted demo run leaves the sandbox's WebAssembly on its baseline code (no TurboFan tier-up)", async () => {
+    const cli = cliFolder("pda-run-tiering-");
+    try {
+      // V8 names each WebAssembly function it compiles, and with which compiler, on stdout.
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          [
+            "--trace-wasm-compilation-times",
+            MAIN,
+            ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
+            ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`],
+          ],
+          {
+            cwd: cli.dir,
+            env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" },
+            maxBuffer: 64 << 20,
+          },
+          (err, stdout) => (err ? reject(err) : resolve(stdout)),
+        ),
+      );
+      expect(out).toContain("32 + 5 - 3 * 2 = 31");
+      expect(out).toMatch(/using Liftoff/);
+      expect(out).not.toMatch(/using TurboFan/);
+    } finally {
+      cli.close();
+    }
+  });
+
+  it("the sandbox's thread entry is one file the build packs (cli/bundle.ts): it imports only built-ins", () => {
+    const worker = readFileSync(join(PACKAGE_ROOT, "dist", "action", "worker.js"), "utf8");
+    const imported = [...worker.matchAll(/\bfrom\s*["']([^"']+)["']|\bimport\s*\(\s*["']([^"']+)["']/g)].map(
+      (m) => m[1] ?? m[2],
+    );
+    expect(imported).toContain("node:worker_threads");
+    expect(imported.filter((s) => !s!.startsWith("node:"))).toEqual([]);
   });
 
   it("`pda robot tasks` loads neither the agent runtime nor the progress bar (they are for `robot bench`)", async () => {

@@ -24,6 +24,7 @@ import { hubConfigFile } from "./hub.js";
 import { StoreError, defaultDbPath, type ModelProvider, type SessionRecorder } from "../core/index.js";
 import { fileSystemMessage } from "./context.js";
 import { HUB_LOGGER } from "./trace.js";
+import { keepSandboxOnBaseline } from "./wasm-budget.js";
 import { createChannel, toHumanInput, type HumanChannel } from "../hil/index.js";
 import { createModels, loadModelsConfig, type ModelRouter } from "../llm/index.js";
 import { MultiMCP, type HubEvent } from "../mcp_servers/index.js";
@@ -111,6 +112,7 @@ export interface RuntimeOverrides {
 }
 
 export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  keepSandboxOnBaseline();
   const dir = configDir(opts.config);
   const { name, profile } = loadProfile(dir, opts.profile);
   // Models and the channel first: a missing key or a bad --hil should fail before any server is spawned.

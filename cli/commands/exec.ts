@@ -17,6 +17,7 @@ import { answerElicitations } from "../elicit.js";
 import { hubNamespaces } from "../services.js";
 import { FORM_HELP, SAMPLING_MODEL_HELP, hubConfigFile } from "../hub.js";
 import { attachSampling } from "../sampling.js";
+import { keepSandboxOnBaseline } from "../wasm-budget.js";
 
 interface ExecOptions {
   profile?: string;
@@ -94,6 +95,7 @@ export function register(program: Command): void {
               `${chalk.yellow("warning")} server ${s.id} is not available: ${s.lastError}\n`,
             );
           }
+          keepSandboxOnBaseline();
           const result = await runCode(code, hub, limits, {
             signal: controller.signal,
             namespaces: hubNamespaces(hub),
