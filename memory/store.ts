@@ -362,7 +362,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       ord: this.nextOrd(),
     };
     const durable = r.seq !== undefined && stepIndex !== null && cols.state !== "replayed";
-    const files = durable && !this.batching ? this.intentFiles : undefined;
+    // With group commit (a batch, a worker) the row is in the group's window like every other write of its step,
+    // and a crash loses the step as a whole: no line, and no commit at the session's end to drop one.
+    const files = durable && !this.batching && !this.group ? this.intentFiles : undefined;
     // A session this store has not written goes in at once: a row SQLite refuses (an unknown session) must
     // fail here, and leave no line to fold in later.
     if (files && this.windowCalls && this.sessionExists(sessionId)) this.queueCall(cols);
