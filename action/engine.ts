@@ -19,6 +19,7 @@ import { createRequire } from "node:module";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { TOOL_ERROR_CODES, distPath, errorMessage } from "../core/index.js";
 import { BELL, FLAG_WORDS, STOP, Stop, type HostMessage, type WorkerMessage } from "./protocol.js";
+import { dataEnd } from "./wasm-data.js";
 import type { WorkerData } from "./worker.js";
 
 // lib "ES2023" has no WebAssembly typings; this is the call used.
@@ -81,7 +82,7 @@ export const BUSY_BEFORE_WAIT = Math.max(2, 2 * availableParallelism());
  */
 export const SPARE_WAIT_MS = 250;
 
-let compiled: Promise<object> | undefined;
+let compiled: Promise<{ wasm: object; dataEnd?: number }> | undefined;
 /** Engines handed out and not yet given back. */
 let busy = 0;
 /** Steps waiting for an engine to be given back, oldest first. */
@@ -93,10 +94,11 @@ let idle: { engine: Engine; since: number }[] = [];
 let created = 0;
 let trimTimer: NodeJS.Timeout | undefined;
 
-function wasmModule(): Promise<object> {
+function wasmModule(): Promise<{ wasm: object; dataEnd?: number }> {
   compiled ??= (async () => {
     const file = createRequire(import.meta.url).resolve("@jitl/quickjs-wasmfile-release-sync/wasm");
-    return WebAssembly.compile(readFileSync(file));
+    const bytes = readFileSync(file);
+    return { wasm: await WebAssembly.compile(bytes), dataEnd: dataEnd(bytes) };
   })();
   return compiled;
 }
@@ -115,13 +117,14 @@ class WorkerEngine implements Engine {
 
   constructor(
     readonly maxPages: number,
-    wasm: object,
+    binary: { wasm: object; dataEnd?: number },
     private readonly onReady: (error?: Error) => void,
   ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     const data: WorkerData = {
-      wasm,
+      wasm: binary.wasm,
+      dataEnd: binary.dataEnd,
       initialPages: BASE_BYTES / PAGE,
       maxPages,
       flag: this.flag.buffer as SharedArrayBuffer,

@@ -5,16 +5,10 @@
  * the host's own (max_tool_calls at the host, cancel, the deadline while idle) arrive as END or STOP.
  */
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
-import type {
-  QuickJSContext,
-  QuickJSHandle,
-  QuickJSRuntime,
-  QuickJSWASMModule,
-} from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { StepError, ToolErrorCode } from "../core/index.js";
 import { CODE_FILE, closestNames, syntaxError, thrownError, type ThrownInfo } from "./errors.js";
 import { FastLane } from "./fast.js";
-import { PRELUDE, PRELUDE_COLD, PRELUDE_FILE } from "./prelude.js";
 import {
   BELL,
   STOP,
@@ -25,6 +19,7 @@ import {
   type SettleMessage,
   type StartMessage,
 } from "./protocol.js";
+import type { StepSide, WarmContext } from "./warm.js";
 
 /**
  * QuickJS's recursion limit, whatever `stack_bytes` asks for. The interpreter runs on the thread's native
@@ -40,6 +35,8 @@ const LEVEL_PREFIX: Record<string, string> = { warn: "[warn] ", error: "[error] 
 export interface VmEngine {
   readonly module: QuickJSWASMModule;
   readonly maxPages: number;
+  /** Its one runtime and context, warmed once and reset after each step (warm.ts). */
+  readonly warm: WarmContext;
   /** Set when a native (V8) stack overflow unwound through the engine mid-operation: never reuse it. */
   poisoned: boolean;
   /** core's isToolErrorCode, from the list the host sent (the thread does not load core/). */
@@ -90,7 +87,7 @@ function awaited(calls: string): number {
   return n;
 }
 
-export class StepVm {
+export class StepVm implements StepSide {
   private fatal?: StepError;
   private finished?: Finished;
   private finishedSent = false;
@@ -101,9 +98,7 @@ export class StepVm {
   private outstanding = 0;
   /** The last calls collected when none is awaited: answered here from the log, for the host to log. */
   private answered?: string;
-  private rt?: QuickJSRuntime;
   private ctx?: QuickJSContext;
-  private readonly handles: QuickJSHandle[] = [];
   private settleFn?: QuickJSHandle;
   private collectFn?: QuickJSHandle;
   private fast?: FastLane;
@@ -140,54 +135,33 @@ export class StepVm {
 
   // --- set-up ---------------------------------------------------------------------------------------------
 
-  /** Fresh runtime + context, prelude, host functions, the code compiled and started. False when it ended. */
+  /** The warm context's prelude called with this step's config, the code compiled and started. False when it ended. */
   private setUp(code: string): boolean {
     const { limits } = this.start;
-    const rt = this.engine.module.newRuntime();
-    this.rt = rt;
+    const warm = this.engine.warm;
+    warm.step = this;
+    const { rt, ctx } = warm;
+    this.ctx = ctx;
     rt.setMemoryLimit(limits.memory_bytes);
     rt.setMaxStackSize(Math.min(limits.stack_bytes, MAX_STACK_BYTES));
-    rt.setInterruptHandler(() => this.interrupt());
-    const ctx = rt.newContext();
-    this.ctx = ctx;
-
-    const preludeFn = this.evaluate(PRELUDE, PRELUDE_FILE);
-    if (!preludeFn) return false;
-    const hostObj = this.keep(ctx.newObject());
-    this.hostFunction(hostObj, "limit", (name) => {
-      this.fatal ??= {
-        code: "SANDBOX_TOOL_LIMIT",
-        message: `the step tried to make more than ${limits.max_tool_calls} tool calls (limit max_tool_calls)`,
-        tool: ctx.getString(name),
-      };
-    });
-    this.hostFunction(hostObj, "log", (level, text) => this.log(ctx.getString(level), ctx.getString(text)));
-    this.hostFunction(hostObj, "suggest", (name) =>
-      ctx.newString(closestNames(ctx.getString(name), this.start.names).join(", ")),
-    );
-    this.hostFunction(hostObj, "done", (status, text) => {
-      this.finished ??= { status: ctx.getNumber(status), text: ctx.getString(text) };
-    });
-    // Most steps never need it: ~10 KB not copied into every context.
-    this.hostFunction(hostObj, "cold", () => ctx.newString(PRELUDE_COLD));
-    const config = this.keep(ctx.newString(this.start.config));
-    const api = this.call(preludeFn, ctx.undefined, hostObj, config);
+    const config = ctx.newString(this.start.config);
+    const api = this.call(warm.prelude, ctx.undefined, warm.host, config);
     if (!api) return false;
-    const start = this.keep(ctx.getProp(api, "start"));
-    this.settleFn = this.keep(ctx.getProp(api, "settle"));
-    this.collectFn = this.keep(ctx.getProp(api, "collect"));
+    const start = ctx.getProp(api, "start");
+    this.settleFn = ctx.getProp(api, "settle");
+    this.collectFn = ctx.getProp(api, "collect");
     this.fast = new FastLane(this.engine.module, rt, ctx);
 
     const compiled = ctx.evalCode(`(async function () {\n${code}\n})`, CODE_FILE, { type: "global" });
     if (compiled.error) {
-      const err = this.keep(compiled.error);
+      const err = compiled.error;
       const info = this.errorInfo(err);
       if (info.name === "SyntaxError" && !this.fatal) {
         this.fatal = syntaxError(info, this.lineCount, this.numberProp(err, "lineNumber"));
       } else this.vmError(err);
       return false;
     }
-    const fn = this.keep(compiled.value);
+    const fn = compiled.value;
     return this.call(start, ctx.undefined, fn) !== undefined;
   }
 
@@ -197,7 +171,7 @@ export class StepVm {
    * The STOP word is the host's (Ctrl-C, its own view of the deadline); the clock is checked here too, so a
    * spinning step times out without waiting for the host's thread.
    */
-  private interrupt(): boolean {
+  interrupt(): boolean {
     if (this.fatal) return true;
     const stop = Atomics.load(this.flag, STOP);
     if (stop === Stop.cancel) this.fatal = { code: "SANDBOX_CANCELLED", message: "the step was cancelled" };
@@ -205,41 +179,29 @@ export class StepVm {
     return this.fatal !== undefined;
   }
 
-  /** A host function for the prelude. Its arguments are trusted to be strings/numbers by shape only. */
-  private hostFunction(
-    target: QuickJSHandle,
-    name: string,
-    impl: (...args: QuickJSHandle[]) => QuickJSHandle | void,
-  ): void {
-    const ctx = this.ctx!;
-    const fn = ctx.newFunction(name, (...args) => {
-      try {
-        return impl(...args);
-      } catch (e) {
-        // Never let a host exception (with its host stack) into the sandbox: end the step instead.
-        if (isNativeStackOverflow(e)) this.engine.poisoned = true;
-        this.fatal ??= isNativeStackOverflow(e)
-          ? { code: "SANDBOX_STACK", message: "the step's recursion went too deep" }
-          : { code: "SANDBOX_RUNTIME", message: `sandbox host function ${name} failed: ${errorMessage(e)}` };
-        return undefined;
-      }
-    });
-    ctx.setProp(target, name, fn);
-    fn.dispose();
+  // --- the prelude's host functions (warm.ts binds them once per engine) ---------------------------------
+
+  limit(name: string): void {
+    this.fatal ??= {
+      code: "SANDBOX_TOOL_LIMIT",
+      message: `the step tried to make more than ${this.start.limits.max_tool_calls} tool calls (limit max_tool_calls)`,
+      tool: name,
+    };
   }
 
-  private keep(handle: QuickJSHandle): QuickJSHandle {
-    this.handles.push(handle);
-    return handle;
+  suggest(name: string): string {
+    return closestNames(name, this.start.names).join(", ");
   }
 
-  private evaluate(source: string, file: string): QuickJSHandle | undefined {
-    const r = this.ctx!.evalCode(source, file, { type: "global" });
-    if (r.error) {
-      this.vmError(this.keep(r.error));
-      return undefined;
-    }
-    return this.keep(r.value);
+  done(status: number, text: string): void {
+    this.finished ??= { status, text };
+  }
+
+  hostFailed(name: string, e: unknown): void {
+    if (isNativeStackOverflow(e)) this.engine.poisoned = true;
+    this.fatal ??= isNativeStackOverflow(e)
+      ? { code: "SANDBOX_STACK", message: "the step's recursion went too deep" }
+      : { code: "SANDBOX_RUNTIME", message: `sandbox host function ${name} failed: ${errorMessage(e)}` };
   }
 
   /** Call a sandbox function; an exception out of it ends the step. */
@@ -250,10 +212,10 @@ export class StepVm {
   ): QuickJSHandle | undefined {
     const r = this.ctx!.callFunction(fn, thisArg, ...args);
     if (r.error) {
-      this.vmError(this.keep(r.error));
+      this.vmError(r.error);
       return undefined;
     }
-    return this.keep(r.value);
+    return r.value;
   }
 
   // --- the loop -------------------------------------------------------------------------------------------
@@ -378,7 +340,7 @@ export class StepVm {
   }
 
   /** One console line, cut to what is left of max_log_bytes, sent to the host as it is written. */
-  private log(level: string, text: string): void {
+  log(level: string, text: string): void {
     if (this.fatal?.code === "SANDBOX_LOG_TOO_LARGE") return;
     const max = this.start.limits.max_log_bytes;
     let line = (LEVEL_PREFIX[level] ?? "") + text;
@@ -410,21 +372,16 @@ export class StepVm {
       : { code: "SANDBOX_RUNTIME", message: `the sandbox engine failed: ${errorMessage(e)}` };
   }
 
-  /** Frees the runtime; true when the step used up its heap (the engine is then not reused). */
+  /**
+   * Leaves the engine to be reset (warm.ts: its memory written back, so nothing here is freed one by one); true
+   * when the step used up its heap (the engine is then not reused).
+   */
   private tearDown(): boolean {
     const engine = this.engine;
     const exhausted = !engine.poisoned && heapExhausted(engine);
-    if (!engine.poisoned) {
-      try {
-        this.fast?.dispose();
-        for (const h of this.handles) if (h.alive) h.dispose();
-        this.ctx?.dispose();
-        this.rt?.dispose();
-      } catch {
-        // Freeing failed: the engine's heap is suspect, so it is not reused.
-        engine.poisoned = true;
-      }
-    }
+    engine.warm.step = undefined;
+    // A call that unwound abnormally leaves the C stack off its base: the memory cannot be put back.
+    if (!engine.poisoned && !engine.warm.canReset()) engine.poisoned = true;
     // An engine whose memory grew to its cap keeps that memory: drop it rather than hold it for later steps.
     if (exhausted) engine.poisoned = true;
     return exhausted;

@@ -6,17 +6,10 @@
  */
 import { readlinkSync } from "node:fs";
 import { workerData, type MessagePort } from "node:worker_threads";
-import releaseSyncModule from "@jitl/quickjs-wasmfile-release-sync";
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSSyncVariant,
-} from "quickjs-emscripten-core";
 import type { ToolErrorCode } from "../core/index.js";
 import { StepVm, waitForHost, type VmEngine } from "./vm.js";
-
-// The package's types describe its CommonJS build; under ESM its default export is the variant itself.
-const releaseSync = releaseSyncModule as unknown as QuickJSSyncVariant;
+import { instantiate } from "./instance.js";
+import { WarmContext } from "./warm.js";
 
 // lib "ES2023" has no WebAssembly typings; this is the call used.
 declare const WebAssembly: {
@@ -26,6 +19,8 @@ declare const WebAssembly: {
 export interface WorkerData {
   /** The compiled WebAssembly.Module (shared, not recompiled per thread). */
   wasm: object;
+  /** Where its initialised data ends (wasm-data.ts), for the memory image; undefined when unknown. */
+  dataEnd?: number;
   initialPages: number;
   maxPages: number;
   flag: SharedArrayBuffer;
@@ -40,9 +35,10 @@ const port = data.port;
 const toolCodes = new Set(data.toolErrorCodes);
 
 const memory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.maxPages });
-const variant = newVariant(releaseSync, { wasmModule: data.wasm as never, wasmMemory: memory as never });
+const { module, stackPointer } = await instantiate(data.wasm, memory);
 const engine: VmEngine = {
-  module: await newQuickJSWASMModuleFromVariant(variant),
+  module,
+  warm: new WarmContext(module, { stackPointer, dataEnd: data.dataEnd }),
   maxPages: data.maxPages,
   poisoned: false,
   isToolCode: (code): code is ToolErrorCode => typeof code === "string" && toolCodes.has(code),
@@ -64,5 +60,7 @@ for (;;) {
   if (msg.t !== "start") continue; // a late message of a step that is over
   port.postMessage(new StepVm(engine, port, flag, msg).run());
   if (engine.poisoned) break;
+  // After `done` is on its way: the host reads the result while the memory is written back.
+  engine.warm.reset();
 }
 port.close();
