@@ -1,9 +1,13 @@
 /**
- * The JavaScript that runs inside each fresh QuickJS context before the step's code: it binds the tool
- * functions, `ToolError`, `parallel`, `callTool` and `console`, and implements the sandbox half of the value
- * codec (codec.ts is the host half). It is evaluated as one function expression and called with the host's
- * functions and a JSON config; it returns `{ start, settle, collect }` to the host and stores nothing of the host
- * where the step's code can reach it (the host functions live only in this closure).
+ * The JavaScript that runs in each engine's context before a step's code: it binds the tool functions,
+ * `ToolError`, `parallel`, `callTool` and `console`, and implements the sandbox half of the value codec
+ * (codec.ts is the host half). It is evaluated as one function expression and called with the host's functions
+ * once per engine (warm.ts), before the engine's memory image is taken, so what does not depend on the step is
+ * done once: the intrinsics captured, the helpers made, the built-ins bound, the cold part compiled. It returns
+ * `{ bind, begin }`: `bind(toolsText)` binds a tool set (once per engine and tool set: its own image is taken
+ * after), and each step calls `begin(configText)` with its limits, replay log, seed and clock, which returns
+ * `{ start, settle, collect }` to the host. It stores nothing of the host where the step's code
+ * can reach it (the host functions live only in this closure).
  *
  * Host functions (arguments are strings and numbers only; none is on the per-call path):
  *   log(level, text)          one console line, already cut to the log budget
@@ -11,7 +15,7 @@
  *   limit(name)               the step called past max_tool_calls: the host ends it
  *   done(status, text)        1: the step returned (tagged JSON); 0: it threw (error JSON);
  *                             2: the encoded value was too large (text = its length)
- *   cold() → source           PRELUDE_COLD (below), asked for and compiled only when first needed
+ *   cold() → source           PRELUDE_COLD (below), compiled once per engine, before its image is taken
  * Host → sandbox, the per-call path (fast.ts makes each a few raw FFI calls):
  *   settle(id, ok, payload)   a call finished: payload is tagged JSON (ok 1) or error JSON (ok 0)
  *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
@@ -24,7 +28,7 @@
  */
 export const PRELUDE_FILE = "pda-prelude.js";
 
-export const PRELUDE = String.raw`(function (host, configText) {
+export const PRELUDE = String.raw`(function (host) {
 "use strict";
 const hostLog = host.log, hostSuggest = host.suggest, hostLimit = host.limit, hostDone = host.done;
 // Intrinsics captured before the step's code runs, so code that patches them only breaks itself.
@@ -38,7 +42,8 @@ const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _S
 const _split = String.prototype.split;
 const _getProto = O.getPrototypeOf, _hasOwn = O.prototype.hasOwnProperty;
 const _eval = G.eval, hostCold = host.cold;
-const config = _parse(configText);
+// This step's config and replay log, set by configure (below) before the step's code runs.
+let config, replay;
 const TAG = "$pda", ESC = /^\$+pda$/;
 
 function setOwn(o, k, v) { _defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); }
@@ -128,7 +133,6 @@ let nextId = 0, toolCalls = 0;
 // A durable step run again (sandbox.ts replayTexts): by tool call position, [ok, payload] as settle takes it,
 // or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it still goes
 // to the host (kind 2), which checks it against the log before any later call is made.
-const replay = config.replay;
 let toolSeq = 0;
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
@@ -220,36 +224,6 @@ bindGlobal("parallel", parallel);
 bindGlobal("callTool", callTool);
 bindGlobal("console", consoleObject);
 
-// One object per server (and per namespace), by its global: every tool by its own name and its alias.
-const groups = O.create(null), labels = O.create(null);
-function groupOf(global, id) {
-  if (!groups[global]) { groups[global] = {}; labels[global] = id; }
-  return groups[global];
-}
-const plainNames = [];
-for (const t of config.tools) {
-  const group = groupOf(t.s, t.sid), f = toolFunction(0, t.q, t.n);
-  putOwn(group, t.n, f);
-  if (t.m !== t.n) putOwn(group, t.m, f);
-  if (t.g) plainNames.push([t.g, f]);
-}
-for (const ns of config.ns) {
-  const group = groupOf(ns.g, ns.id);
-  for (const fn of ns.f) if (!_apply(_hasOwn, group, [fn])) putOwn(group, fn, toolFunction(1, ns.id + "." + fn, fn));
-}
-for (const g of _keys(groups)) {
-  const group = groups[g], label = labels[g];
-  const proxy = new Proxy(group, {
-    get(target, key, receiver) {
-      if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
-        throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
-      }
-      return _get(target, key, receiver);
-    },
-  });
-  bindGlobal(g, proxy);
-}
-for (let i = 0; i < plainNames.length; i++) bindGlobal(plainNames[i][0], plainNames[i][1]);
 
 
 function errorJson(e) {
@@ -287,7 +261,7 @@ function start(fn) {
 // such a loop would block the host far past timeout_ms. No real array of this step can be longer than its
 // memory divided by 8 bytes a value, so longer lengths are refused; array-likes (whose length a getter could
 // change between check and use) are first copied into a real array, which memory bounds.
-function guardArrayMethods(limit) {
+function guardArrayMethods() {
   const AP = A.prototype;
   const mutating = ["copyWithin", "fill", "reverse", "sort", "splice", "unshift", "shift"];
   const names = mutating.concat(["concat", "every", "filter", "find", "findIndex", "findLast", "findLastIndex",
@@ -302,6 +276,7 @@ function guardArrayMethods(limit) {
     // Not mutating.indexOf: indexOf may already be wrapped here, and the wrapper's checks cost more.
     const mutates = n < mutating.length;
     const wrapper = { [name]() {
+      const limit = config.maxArrayLength;
       const args = _from(arguments);
       if (_isArray(this) || this === null || this === undefined) {
         if (this && this.length > limit) throw tooLong(name, this.length);
@@ -322,38 +297,82 @@ function guardArrayMethods(limit) {
     _defineProperty(AP, name, { value: wrapper, writable: true, configurable: true, enumerable: false });
   }
 }
-guardArrayMethods(config.maxArrayLength);
+guardArrayMethods();
 
-// Math.random from the step's seed and Date from its start time (RunOptions seed, epochMs): a step run again
-// to replay its logged calls sees the same numbers and the same clock, so it takes the same path.
-if (config.seed !== undefined) {
-  let state = config.seed | 0;
-  const _imul = Math.imul;
-  // mulberry32: small, fast, and plenty for code that wants a random pick.
-  _defineProperty(Math, "random", { writable: true, configurable: true, enumerable: false, value: function random() {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = _imul(state ^ (state >>> 15), 1 | state);
-    t = (t + _imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  } });
-}
-if (config.epochMs !== undefined) {
-  const RealDate = Date, realNow = RealDate.now, t0 = realNow(), base = config.epochMs;
-  const _construct = Reflect.construct, _dateString = RealDate.prototype.toString;
-  const now = function now() { return base + (realNow() - t0); };
-  const StepDate = function Date(...args) {
-    if (new.target === undefined) return _apply(_dateString, new RealDate(now()), []);
-    return _construct(RealDate, args.length === 0 ? [now()] : args, new.target);
-  };
-  StepDate.prototype = RealDate.prototype;
-  _defineProperty(RealDate.prototype, "constructor", { value: StepDate, writable: true, configurable: true });
-  _defineProperty(StepDate, "now", { value: now, writable: true, configurable: true });
-  _defineProperty(StepDate, "parse", { value: RealDate.parse, writable: true, configurable: true });
-  _defineProperty(StepDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
-  _defineProperty(G, "Date", { value: StepDate, writable: true, configurable: true, enumerable: false });
-}
 
-return { start, settle, collect };
+// Compiled now, once per engine (warm.ts keeps it in the memory image), rather than in the first step that needs it.
+cold();
+
+// The host's two doors. bind: a tool set bound as globals, once per engine and tool set (warm.ts keeps each
+// set's memory image). begin: per step, its config (limits, replay log, seeded Math.random and Date).
+return {
+  bind(toolsText) {
+    const bound = _parse(toolsText);
+    // One object per server (and per namespace), by its global: every tool by its own name and its alias.
+    const groups = O.create(null), labels = O.create(null);
+    function groupOf(global, id) {
+      if (!groups[global]) { groups[global] = {}; labels[global] = id; }
+      return groups[global];
+    }
+    const plainNames = [];
+    for (const t of bound.tools) {
+      const group = groupOf(t.s, t.sid), f = toolFunction(0, t.q, t.n);
+      putOwn(group, t.n, f);
+      if (t.m !== t.n) putOwn(group, t.m, f);
+      if (t.g) plainNames.push([t.g, f]);
+    }
+    for (const ns of bound.ns) {
+      const group = groupOf(ns.g, ns.id);
+      for (const fn of ns.f) if (!_apply(_hasOwn, group, [fn])) putOwn(group, fn, toolFunction(1, ns.id + "." + fn, fn));
+    }
+    for (const g of _keys(groups)) {
+      const group = groups[g], label = labels[g];
+      const proxy = new Proxy(group, {
+        get(target, key, receiver) {
+          if (typeof key === "string" && !(key in target) && key !== "then" && key !== "toJSON") {
+            throw new TypeError(label + "." + key + " is not a function of " + label + suggestion(label + "." + key));
+          }
+          return _get(target, key, receiver);
+        },
+      });
+      bindGlobal(g, proxy);
+    }
+    for (let i = 0; i < plainNames.length; i++) bindGlobal(plainNames[i][0], plainNames[i][1]);
+  },
+  begin(configText) {
+    config = _parse(configText);
+    replay = config.replay;
+    // Math.random from the step's seed and Date from its start time (RunOptions seed, epochMs): a step run again
+    // to replay its logged calls sees the same numbers and the same clock, so it takes the same path.
+    if (config.seed !== undefined) {
+      let state = config.seed | 0;
+      const _imul = Math.imul;
+      // mulberry32: small, fast, and plenty for code that wants a random pick.
+      _defineProperty(Math, "random", { writable: true, configurable: true, enumerable: false, value: function random() {
+        state = (state + 0x6d2b79f5) | 0;
+        let t = _imul(state ^ (state >>> 15), 1 | state);
+        t = (t + _imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      } });
+    }
+    if (config.epochMs !== undefined) {
+      const RealDate = Date, realNow = RealDate.now, t0 = realNow(), base = config.epochMs;
+      const _construct = Reflect.construct, _dateString = RealDate.prototype.toString;
+      const now = function now() { return base + (realNow() - t0); };
+      const StepDate = function Date(...args) {
+        if (new.target === undefined) return _apply(_dateString, new RealDate(now()), []);
+        return _construct(RealDate, args.length === 0 ? [now()] : args, new.target);
+      };
+      StepDate.prototype = RealDate.prototype;
+      _defineProperty(RealDate.prototype, "constructor", { value: StepDate, writable: true, configurable: true });
+      _defineProperty(StepDate, "now", { value: now, writable: true, configurable: true });
+      _defineProperty(StepDate, "parse", { value: RealDate.parse, writable: true, configurable: true });
+      _defineProperty(StepDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
+      _defineProperty(G, "Date", { value: StepDate, writable: true, configurable: true, enumerable: false });
+    }
+    return { start, settle, collect };
+  },
+};
 })`;
 
 /**

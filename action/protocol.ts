@@ -31,7 +31,9 @@ export interface StartMessage {
   t: "start";
   code: string;
   limits: SandboxLimits;
-  /** The prelude's config (prelude.ts), as JSON. */
+  /** The tools and namespaces the prelude binds (prelude.ts's bind), as JSON: the same text for the same set. */
+  tools: string;
+  /** The prelude's per-step config (prelude.ts's begin), as JSON. */
   config: string;
   /** Every name the code may call, for "did you mean" in errors. */
   names: string[];

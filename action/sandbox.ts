@@ -158,6 +158,8 @@ class StepRun {
   private readonly tools: ToolInfo[];
   /** The tools' and namespaces' names in the code (core/tool-names.ts). */
   private readonly names: JsNames;
+  /** What the prelude binds (prelude.ts's bind), as JSON. */
+  private readonly toolsJson: string;
   private lineCount = 1;
   private engine?: Engine;
   /** Set from the engine's `done`: the step used up its heap (see vm.ts heapExhausted). */
@@ -182,7 +184,9 @@ class StepRun {
     for (const [ns, fns] of Object.entries(options.namespaces ?? {}))
       for (const [name, fn] of Object.entries(fns))
         if (typeof fn === "function") this.nsFunctions.set(`${ns}.${name}`, fn);
-    this.names = jsNames(this.tools, [...this.nsByGroup().keys()]);
+    const binding = toolBinding(this.tools, this.nsByGroup());
+    this.names = binding.names;
+    this.toolsJson = binding.json;
     this.replay = host.replay?.();
   }
 
@@ -212,6 +216,7 @@ class StepRun {
           t: "start",
           code,
           limits: this.limits,
+          tools: this.toolsJson,
           config: JSON.stringify(this.preludeConfig()),
           names: this.knownNames(),
           dueAt: this.dueAt(),
@@ -365,14 +370,7 @@ class StepRun {
   }
 
   private preludeConfig() {
-    const fns = this.nsByGroup();
-    const names = this.names;
     return {
-      tools: this.tools.map((t) => {
-        const n = names.tools.get(t.qualified)!;
-        return { q: t.qualified, sid: t.server, s: n.group, n: t.name, m: n.member, g: n.global };
-      }),
-      ns: [...fns].map(([id, f]) => ({ id, g: names.groups.get(id)!, f })),
       maxLogChars: this.limits.max_log_bytes,
       maxResultChars: this.limits.max_result_bytes,
       maxToolCalls: this.limits.max_tool_calls,
@@ -790,6 +788,38 @@ class StepRun {
  * the value the code returns is `value` (tagged JSON, see codec.ts). Never throws for anything the code does:
  * every failure is `ok: false` with a typed `error`.
  */
+/**
+ * jsNames and the prelude's tool JSON, made once per tool list and namespace set: hosts hand out the same array
+ * until their list changes (the hub builds a new one), and the same JSON text lets the engine reuse the image
+ * with those tools bound (warm.ts).
+ */
+const bindings = new WeakMap<readonly ToolInfo[], Map<string, { names: JsNames; json: string }>>();
+
+function toolBinding(
+  tools: readonly ToolInfo[],
+  ns: Map<string, string[]>,
+): { names: JsNames; json: string } {
+  const nsKey = ns.size === 0 ? "" : JSON.stringify([...ns]);
+  let byNs = bindings.get(tools);
+  if (!byNs) bindings.set(tools, (byNs = new Map()));
+  let made = byNs.get(nsKey);
+  if (!made) {
+    const names = jsNames(tools, [...ns.keys()]);
+    const json = JSON.stringify({
+      tools: tools.map((t) => {
+        const n = names.tools.get(t.qualified)!;
+        return { q: t.qualified, sid: t.server, s: n.group, n: t.name, m: n.member, g: n.global };
+      }),
+      ns: [...ns].map(([id, f]) => ({ id, g: names.groups.get(id)!, f })),
+    });
+    made = { names, json };
+    // Namespaces are per run; a long-lived list must not collect one entry per run.
+    if (byNs.size >= 8) byNs.clear();
+    byNs.set(nsKey, made);
+  }
+  return made;
+}
+
 export async function runCode(
   code: string,
   host: ToolHost,

@@ -135,7 +135,7 @@ export class StepVm implements StepSide {
 
   // --- set-up ---------------------------------------------------------------------------------------------
 
-  /** The warm context's prelude called with this step's config, the code compiled and started. False when it ended. */
+  /** The warm context's prelude configured for this step, the code compiled and started. False when it ended. */
   private setUp(code: string): boolean {
     const { limits } = this.start;
     const warm = this.engine.warm;
@@ -144,8 +144,13 @@ export class StepVm implements StepSide {
     this.ctx = ctx;
     rt.setMemoryLimit(limits.memory_bytes);
     rt.setMaxStackSize(Math.min(limits.stack_bytes, MAX_STACK_BYTES));
-    const config = ctx.newString(this.start.config);
-    const api = this.call(warm.prelude, ctx.undefined, warm.host, config);
+    const bindError = warm.prepare(this.start.tools);
+    warm.dirty();
+    if (bindError) {
+      this.vmError(bindError);
+      return false;
+    }
+    const api = this.call(warm.begin, ctx.undefined, ctx.newString(this.start.config));
     if (!api) return false;
     const start = ctx.getProp(api, "start");
     this.settleFn = ctx.getProp(api, "settle");

@@ -38,12 +38,18 @@ async function engine(): Promise<VmEngine & { memory: { buffer: ArrayBuffer } }>
   };
 }
 
-function step(e: VmEngine, code: string): DoneMessage {
+function step(
+  e: VmEngine,
+  code: string,
+  tools: { q: string; s: string; n: string; g?: string }[] = [],
+): DoneMessage {
   const { port1 } = new MessageChannel();
   const flag = new Int32Array(new SharedArrayBuffer(FLAG_WORDS * 4));
-  const config = JSON.stringify({
-    tools: [],
+  const toolsJson = JSON.stringify({
+    tools: tools.map((t) => ({ q: t.q, sid: t.s, s: t.s, n: t.n, m: t.n, g: t.g })),
     ns: [],
+  });
+  const config = JSON.stringify({
     maxLogChars: limits.max_log_bytes,
     maxResultChars: limits.max_result_bytes,
     maxToolCalls: limits.max_tool_calls,
@@ -51,7 +57,15 @@ function step(e: VmEngine, code: string): DoneMessage {
     seed: 7,
     epochMs: 1_700_000_000_000,
   });
-  const start = { t: "start", code, limits, config, names: [], dueAt: Date.now() + 60_000 } as const;
+  const start = {
+    t: "start",
+    code,
+    limits,
+    tools: toolsJson,
+    config,
+    names: [],
+    dueAt: Date.now() + 60_000,
+  } as const;
   const done = new StepVm(e, port1, flag, start).run();
   port1.close();
   return done;
@@ -96,6 +110,27 @@ describe("the engine's memory image", () => {
       new Uint8Array(e.memory.buffer).fill(0xa5, e.warm.imageEnd);
       expect(step(e, LOOK)).toEqual(expected);
       e.warm.reset();
+    }
+  });
+
+  it("each tool set is bound once and each step sees only its own set's tools", async () => {
+    const e = await engine();
+    const mathSet = [{ q: "math.add", s: "math", n: "add", g: "add" }];
+    const textSet = [{ q: "text.echo", s: "text", n: "echo", g: "echo" }];
+    const look = `return [typeof add, typeof echo, typeof math, typeof text, String(globalThis.mark)];`;
+    for (let round = 0; round < 3; round++) {
+      for (const [set, want] of [
+        [mathSet, '["function","undefined","object","undefined","undefined"]'],
+        [textSet, '["undefined","function","undefined","object","undefined"]'],
+        [[], '["undefined","undefined","undefined","undefined","undefined"]'],
+      ] as const) {
+        const d = step(e, `globalThis.mark = 1; ${look}`, [...set]);
+        expect(d.fatal).toBeUndefined();
+        expect(JSON.parse(d.finished!.text)).toEqual(JSON.parse(want.replace(/"undefined"\]$/, '"1"]')));
+        e.warm.reset();
+        expect(JSON.parse(step(e, look, [...set]).finished!.text)).toEqual(JSON.parse(want));
+        e.warm.reset();
+      }
     }
   });
 
