@@ -4,7 +4,7 @@
  * worker.ts, vm.ts; protocol.ts between them); the host side of a step stays on the caller's thread
  * (sandbox.ts), so a step that computes holds up neither Ctrl-C nor other sessions.
  *
- * Inside a step (a fresh runtime and context each time; prelude.ts):
+ * Inside a step (a context as fresh as a new one: warm.ts writes the engine's memory image back after each; prelude.ts):
  * - every tool is an async function (names: core/tool-names.ts): `add(1, 2)` when its name is unique, always
  *   `math.add(...)`, and `server["get-weather"](...)` / `get_weather(...)` for names that are not free
  *   identifiers (aliases never replace a built-in); `callTool(name, ...)` takes any name. Arguments: one plain object = named, otherwise positional in the schema's property order

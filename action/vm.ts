@@ -1,7 +1,8 @@
 /**
- * The QuickJS half of one CODE step, run inside its engine's worker thread (worker.ts): a fresh runtime and
- * context, the prelude, the code, and a synchronous loop that runs jobs, hands the calls the code made to the
- * host, and blocks until the host settles some or ends the step. Every limit QuickJS enforces is decided here;
+ * The QuickJS half of one CODE step, run inside its engine's worker thread (worker.ts): the engine's warm context
+ * set to the step's tools and config (warm.ts; its memory is written back after the step), the code, and a
+ * synchronous loop that runs jobs, hands the calls the code made to the host, and blocks until the host settles
+ * some or ends the step. Every limit QuickJS enforces is decided here;
  * the host's own (max_tool_calls at the host, cancel, the deadline while idle) arrive as END or STOP.
  */
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";

@@ -1,8 +1,9 @@
 /**
  * The worker thread that owns one QuickJS engine (engine.ts starts it). It makes the engine from the
- * WebAssembly module the host compiled once, says `ready`, then runs steps one after another, synchronously
- * and blocking between messages (protocol.ts), until the host says `exit` or terminates it. A step that
- * poisons the engine ends the thread after its `done`.
+ * WebAssembly module the host compiled once and warms it (warm.ts), says `ready`, then runs steps one after
+ * another, synchronously and blocking between messages (protocol.ts), writing the engine's memory image back
+ * after each, until the host says `exit` or terminates it. A step that poisons the engine ends the thread after
+ * its `done`.
  */
 import { readlinkSync } from "node:fs";
 import { workerData, type MessagePort } from "node:worker_threads";

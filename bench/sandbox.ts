@@ -1,7 +1,7 @@
 /**
  * What the CODE sandbox costs. Prints JSON:
- * - fresh_context: a whole trivial step (`return 1`) in a fresh runtime + context with 50 tools bound —
- *   engine reuse, prelude, bindings, code compile, teardown — beside a bare QuickJS runtime+context+eval;
+ * - fresh_context: a whole trivial step (`return 1`) with 50 tools bound — engine reuse, the warm context set
+ *   to the step, code compile, the memory image written back — beside a bare QuickJS runtime+context+eval;
  * - calls_1000: 1000 sequential tool calls made by sandbox code vs the same 1000 calls from plain host code,
  *   against the same math server over stdio (MultiMCP), rounds interleaved, the ratio the median of the
  *   rounds' own ratios; target ratio ≤ 1.3;
