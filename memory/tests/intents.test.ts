@@ -269,6 +269,32 @@ describe("a finished call's row in its window", () => {
     expect(kinds()).toEqual(["sent 0", "done 0", "sent 1", "sent 2"]);
   });
 
+  it("gets its line at once when its window cannot commit (another process holds the write lock)", async () => {
+    const path = join(dir, "locked.db");
+    const own = SessionStore.open(path, { busyTimeoutMs: 0 });
+    const other = new Database(path, { timeout: 0 });
+    try {
+      own.startSession(newSession("q", "s-9", "2026-11-24T10:00:00.000Z"));
+      const file = join(intentDir(path)!, "s-9.jsonl");
+      const kinds = () =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => (JSON.parse(l) as { state?: string }).state ?? "sent");
+      own.intent("s-9", 0, intent(0));
+      own.recordToolCall("s-9", 0, done(0));
+      expect(kinds()).toEqual(["sent"]);
+      other.prepare("BEGIN IMMEDIATE").run();
+      await new Promise((r) => setTimeout(r, 150)); // the window's commit fails: SQLITE_BUSY
+      expect(kinds()).toEqual(["sent", "done"]);
+      other.prepare("ROLLBACK").run();
+      expect(own.stepCalls("s-9", 0).map((c) => [c.seq, c.state])).toEqual([[0, "done"]]);
+    } finally {
+      other.close();
+      own.close();
+    }
+  });
+
   it("killed after the next call was sent: the line that went with its intent keeps the call done", () => {
     const id = started();
     killedAfterTheCall(id, 1);
