@@ -40,6 +40,11 @@ export interface CallOptions {
    */
   onSend?: () => void;
   /**
+   * When the call started (ISO), as a host wrapping this one took it: a host that makes the call's record
+   * uses it rather than reading the clock again.
+   */
+  startedAt?: string;
+  /**
    * The call's place among the tool calls of its CODE step, in the order the code made them (the sandbox
    * counts them, invalid ones included). A durable step's log is keyed by it.
    */

@@ -3,11 +3,12 @@
  * beside the store (`<store>.intents/<session>.jsonl`), not a SQLite commit. A write(2) is in the page cache
  * when it returns, so it survives the process being killed (SIGKILL, a crash) as a WAL commit with
  * synchronous=NORMAL does; neither survives a power loss unless the store is opened with durability "full",
- * which fdatasyncs each line. It costs a few µs where a commit costs tens. A call's finished row gets a line
- * too (it has `state`, an intent has none): so the row itself can wait for a short window's commit with the
- * rows after it instead of a commit of its own. The store folds the lines into tool_calls and tool_intents
- * when they matter there: at a step's end (intents whose call never finished), on resume (markInDoubt) and
- * when the session finishes; then the file is emptied.
+ * which fdatasyncs each write. It costs a few µs where a commit costs tens. A call's finished row may get a
+ * line too (it has `state`, an intent has none), in the same write(2) as the next call's intent: the row
+ * itself waits for a short window's commit with the rows after it, and a line is only needed for a row that
+ * is still waiting when something more leaves the process (see SessionStore.intent). The store folds the
+ * lines into tool_calls and tool_intents when they matter there: at a step's end (intents whose call never
+ * finished), on resume (markInDoubt) and when the session finishes; then the file is emptied.
  */
 import {
   closeSync,
@@ -87,16 +88,29 @@ export class IntentFiles {
     private readonly sync: boolean,
   ) {}
 
-  /** Appends one intent: on return it survives this process dying (and a power loss when `sync`). */
-  append(row: IntentDbRow): void {
-    this.write(row.session_id, `${JSON.stringify(row)}\n`);
+  /**
+   * Appends one intent, after the finished rows of the session's earlier calls given (whose calls the store
+   * has already noted finished), in one write(2): on return all of them survive this process dying (and a
+   * power loss when `sync`).
+   */
+  append(row: IntentDbRow, finished: readonly CallDbRow[] = []): void {
+    let text = "";
+    for (const c of finished) text += `${JSON.stringify(c)}\n`;
+    this.write(row.session_id, `${text}${JSON.stringify(row)}\n`);
     this.unfinished.get(row.session_id)?.set(`${row.step_index}:${row.seq}`, row);
   }
 
-  /** Appends a call's finished row, as durable on return as an intent; the call is finished. */
-  appendResult(row: CallDbRow): void {
-    this.write(row.session_id, `${JSON.stringify(row)}\n`);
-    this.finished(row.session_id, row.step_index!, row.seq!);
+  /** Appends finished rows of the session's calls (whose calls the store has already noted finished). */
+  appendResults(sessionId: string, rows: readonly CallDbRow[]): void {
+    if (rows.length === 0) return;
+    let text = "";
+    for (const c of rows) text += `${JSON.stringify(c)}\n`;
+    this.write(sessionId, text);
+  }
+
+  /** The intent this store appended for a call that has no finished row yet, when it knows it. */
+  intentOf(sessionId: string, stepIndex: number, seq: number): IntentDbRow | undefined {
+    return this.unfinished.get(sessionId)?.get(`${stepIndex}:${seq}`);
   }
 
   private write(sessionId: string, line: string): void {

@@ -153,7 +153,8 @@ function onExitFlush(): void {
       try {
         s.flush();
       } catch {
-        // Exiting: the journal file's lines still hold these calls for the next open to fold in.
+        // Exiting: the journal file's lines hold these calls for the next open to fold in.
+        s.lineWaiting();
       }
     }
   });
@@ -163,6 +164,42 @@ const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, s
   error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
   VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
   @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord)`;
+
+/** INSERT_TOOL_CALL for `n` rows in one statement, with positional parameters (cheaper to bind than names). */
+function insertToolCalls(n: number): string {
+  const row = `(${Array.from({ length: 17 }, () => "?").join(", ")})`;
+  return `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind, error_message,
+  latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
+  VALUES ${Array.from({ length: n }, () => row).join(", ")}`;
+}
+/** The statements' sizes: a run of rows goes in as few statements as these make (at most three kinds cached). */
+const INSERT_CHUNKS = [32, 8, 1].map((n) => ({ n, sql: insertToolCalls(n) }));
+
+function isConstraint(e: unknown): boolean {
+  return String((e as { code?: string }).code).startsWith("SQLITE_CONSTRAINT");
+}
+
+function pushCallParams(out: unknown[], c: CallDbRow): void {
+  out.push(
+    c.session_id,
+    c.step_index,
+    c.seq,
+    c.server,
+    c.tool,
+    c.ok,
+    c.error_kind,
+    c.error_message,
+    c.latency_ms,
+    c.bytes,
+    c.started_at,
+    c.state,
+    c.args_sha,
+    c.args_json,
+    c.result_json,
+    c.decided_by,
+    c.ord,
+  );
+}
 
 const INSERT_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
   started_at, ord) VALUES (@session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json, @started_at, @ord)`;
@@ -198,6 +235,15 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    * queue behind it. Any other write inserts them first, in its own transaction.
    */
   private pendingCalls: CallDbRow[] = [];
+  /**
+   * By session, the waiting rows (of pendingCalls) that have no line in the journal file yet: a row gets its
+   * line in the same write(2) as the session's next intent, before that call leaves, and none at all when its
+   * window commits first. So a crash between a call's end and the next write costs that call its outcome:
+   * the resume finds it in doubt (sent, no outcome), never lost or made again unasked.
+   */
+  private unlined = new Map<string, CallDbRow[]>();
+  /** Inside batch(): the rows of recordToolCall, inserted together at its end. */
+  private batchCalls: CallDbRow[] = [];
   private callTimer?: NodeJS.Timeout;
   private windowCalls = false;
   private readonly knownSessions = new Set<string>();
@@ -252,6 +298,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     try {
       this.group?.flush();
       this.flushCalls();
+    } catch (e) {
+      this.lineWaiting();
+      throw e;
     } finally {
       this.intentFiles?.close();
       this.db.close();
@@ -267,6 +316,50 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   /** Insert the durable calls' rows waiting in memory, in one transaction (any write does it first). */
   private flushCalls(): void {
     if (this.pendingCalls.length > 0 && this.db.open) this.write("recordToolCall", null, () => {});
+  }
+
+  /**
+   * The waiting rows that have no line yet get theirs now: their window could not commit (another process
+   * holds the write lock, the store is closing on an error), and the next intent may be far off.
+   */
+  lineWaiting(): void {
+    const files = this.intentFiles;
+    if (!files || this.unlined.size === 0) return;
+    for (const [sessionId, rows] of this.unlined) {
+      try {
+        files.appendResults(sessionId, rows);
+        this.unlined.delete(sessionId);
+      } catch {
+        // Left as they are: a call whose outcome is neither committed nor in its file is in doubt on resume.
+      }
+    }
+  }
+
+  /** Inserts rows of tool_calls in as few statements as the chunk sizes allow. */
+  private insertCalls(rows: readonly CallDbRow[], skipConstraint: boolean): void {
+    let at = 0;
+    for (const { n, sql } of INSERT_CHUNKS) {
+      while (rows.length - at >= n) {
+        const params: unknown[] = [];
+        for (let i = at; i < at + n; i++) pushCallParams(params, rows[i]!);
+        try {
+          stmt(this.db, sql).run(params);
+        } catch (e) {
+          // Only this statement is undone. A constraint means a row's session was deleted meanwhile (or the row
+          // was folded in from its line already): nothing left to keep of that row; the others go in alone.
+          if (!skipConstraint || !isConstraint(e)) throw e;
+          if (n > 1)
+            for (let i = at; i < at + n; i++) {
+              try {
+                stmt(this.db, INSERT_TOOL_CALL).run(rows[i]);
+              } catch (e1) {
+                if (!isConstraint(e1)) throw e1;
+              }
+            }
+        }
+        at += n;
+      }
+    }
   }
 
   /** Whether the session has a row (remembered once seen: a running session's row is not deleted). */
@@ -290,6 +383,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
 
   private queueCall(row: CallDbRow): void {
     this.pendingCalls.push(row);
+    const unlined = this.unlined.get(row.session_id);
+    if (unlined) unlined.push(row);
+    else this.unlined.set(row.session_id, [row]);
     if (this.callTimer) return;
     waiting.add(this);
     onExitFlush();
@@ -298,7 +394,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       try {
         this.flushCalls();
       } catch {
-        // Left waiting (write() put them back): the next write, or the exit hook, tries again.
+        // Left waiting (write() put them back): the next write, or the exit hook, tries again. Meanwhile their
+        // lines keep them through a crash.
+        this.lineWaiting();
       }
     }, CALL_WINDOW_MS).unref();
   }
@@ -342,6 +440,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    */
   recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
     const c = this.clean;
+    const durable = r.seq !== undefined && stepIndex !== null && r.state !== "replayed";
+    // The intent this store logged for the call holds its arguments redacted already.
+    const intent = durable ? this.intentFiles?.intentOf(sessionId, stepIndex, r.seq!) : undefined;
     const cols: CallDbRow = {
       session_id: sessionId,
       step_index: stepIndex,
@@ -356,25 +457,30 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       started_at: r.started_at,
       state: r.state ?? "done",
       args_sha: r.args_sha ?? null,
-      args_json: r.args_json === undefined ? null : c.text(r.args_json),
+      args_json:
+        r.args_json === undefined
+          ? null
+          : intent && intent.args_sha === r.args_sha
+            ? intent.args_json
+            : c.text(r.args_json),
       result_json: r.result_json === undefined ? null : c.text(r.result_json, MAX_RESULT_CHARS),
       decided_by: r.decided_by ?? null,
       ord: this.nextOrd(),
     };
-    const durable = r.seq !== undefined && stepIndex !== null && cols.state !== "replayed";
     // With group commit (a batch, a worker) the row is in the group's window like every other write of its step,
     // and a crash loses the step as a whole: no line, and no commit at the session's end to drop one.
     const files = durable && !this.batching && !this.group ? this.intentFiles : undefined;
     // A session this store has not written goes in at once: a row SQLite refuses (an unknown session) must
     // fail here, and leave no line to fold in later.
     if (files && this.windowCalls && this.sessionExists(sessionId)) this.queueCall(cols);
+    else if (this.batching) this.batchCalls.push(cols);
     else this.write("recordToolCall", sessionId, () => stmt(this.db, INSERT_TOOL_CALL).run(cols));
-    if (files) this.appendLine("recordToolCall", sessionId, () => files.appendResult(cols));
-    else if (durable) this.intentFiles?.finished(sessionId, stepIndex, r.seq!);
+    if (durable) this.intentFiles?.finished(sessionId, stepIndex, r.seq!);
   }
 
   // ---- ToolJournal: the durable-step log ----
 
+  /** Runs `body`'s writes in one transaction; the tool_calls rows it records go in together at its end. */
   batch<T>(body: () => T): T {
     if (this.batching) return body();
     let out: T | undefined;
@@ -382,8 +488,10 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       this.batching = true;
       try {
         out = body();
+        if (this.batchCalls.length > 0) this.insertCalls(this.batchCalls, false);
       } finally {
         this.batching = false;
+        this.batchCalls = [];
       }
     });
     return out as T;
@@ -413,7 +521,11 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     this.appendLine("intent", sessionId, () => {
       // The writes before it commit first: a resume must not find this intent without the calls before it.
       this.group?.flush();
-      files.append(row);
+      // Nor without the outcomes of the calls before it: those still waiting for their window go in the same
+      // write(2), as lines.
+      const before = this.unlined.get(sessionId);
+      files.append(row, before);
+      if (before) this.unlined.delete(sessionId);
     });
   }
 
@@ -839,21 +951,17 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       const run = calls
         ? () => {
             // The waiting calls' rows first, in this write's transaction: they are older than it.
-            for (const c of calls) {
-              try {
-                stmt(this.db, INSERT_TOOL_CALL).run(c);
-              } catch (e) {
-                // Only this INSERT is undone. A constraint means its session was deleted meanwhile (or the row
-                // was folded in from its line already): nothing left to keep.
-                if (!String((e as { code?: string }).code).startsWith("SQLITE_CONSTRAINT")) throw e;
-              }
-            }
+            this.insertCalls(calls, true);
             return body();
           }
         : body;
       try {
         if (this.batching) run();
-        else this.tx.immediate(run);
+        else {
+          this.tx.immediate(run);
+          // Committed: the waiting rows need no lines now.
+          if (calls) this.unlined.clear();
+        }
       } catch (e) {
         // Rolled back with the write: they wait for the next one (their journal lines still hold them).
         if (calls) this.pendingCalls.unshift(...calls);

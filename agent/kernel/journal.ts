@@ -226,6 +226,8 @@ export class StepJournal {
     options: CallOptions,
   ): void {
     const byName = new Map(inner.tools().map((t) => [t.qualified, t]));
+    // Confirmed together, at one time: one clock reading for all their rows.
+    const at = this.iso();
     const body = () => {
       for (const { seq, call } of calls) {
         st.next = Math.max(st.next, seq + 1);
@@ -236,7 +238,7 @@ export class StepJournal {
         const ids = callIds(seq, call?.args ?? null);
         const mismatch = this.mismatch(st, logged, info, name, ids);
         if (mismatch) this.emit(options, inner, name, mismatch);
-        else this.logReplayed(options, logged, ids);
+        else this.logReplayed(options, logged, ids, logged.result_json ?? undefined, at);
       }
     };
     if (this.store?.batch) this.store.batch(body);
@@ -253,7 +255,7 @@ export class StepJournal {
     ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
   ): Promise<unknown> {
     const started = this.now();
-    const startedAt = this.iso();
+    const startedAt = options.startedAt ?? this.iso();
     let record: ToolCallRecord | undefined;
     const onSend = () => {
       this.store?.intent(this.s.session_id, st.step, {
@@ -276,7 +278,13 @@ export class StepJournal {
         ...extra,
       });
     try {
-      const value = await inner.call(name, args, { ...options, onRecord: (r) => (record = r), onSend });
+      // The start time taken outside is not passed in: a host within (an approval gate) may wait before it.
+      const value = await inner.call(name, args, {
+        ...options,
+        startedAt: undefined,
+        onRecord: (r) => (record = r),
+        onSend,
+      });
       done({ ok: true, bytes: 0 }, { result_json: resultJson(value) });
       return value;
     } catch (e) {
@@ -309,12 +317,13 @@ export class StepJournal {
     logged: LoggedCall,
     ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
     result = logged.result_json ?? undefined,
+    at = this.iso(),
   ): void {
     // The logged call names its tool: no lookup in the host's list per replayed call.
     const record: ToolCallRecord = {
       server: logged.server,
       tool: logged.tool,
-      started_at: this.iso(),
+      started_at: at,
       latency_ms: 0,
       ok: logged.ok,
       bytes: 0,

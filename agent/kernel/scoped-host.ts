@@ -34,7 +34,7 @@ export function scopedHost(host: ToolHost, now: () => number, iso: () => string)
       const started = now();
       const startedAt = iso();
       try {
-        const value = await host.call(name, args, { ...options, onRecord: (r) => (record = r) });
+        const value = await host.call(name, args, { ...options, startedAt, onRecord: (r) => (record = r) });
         emit(
           record ??
             measuredRecord(host, name, startedAt, now() - started, {

@@ -205,13 +205,21 @@ describe("the intents' journal file", () => {
 });
 
 describe("a finished call's row in its window", () => {
-  /** A real process (the built store) that logs a live call of step 0, finishes it, and is killed at once. */
-  function killedAfterTheCall(id: string): void {
+  /**
+   * A real process (the built store) that logs a live call of step 0, finishes it, logs the intents of the
+   * `next` calls after it (sent, never finished), and is killed at once.
+   */
+  function killedAfterTheCall(id: string, next = 0): void {
+    const more = Array.from(
+      { length: next },
+      (_, i) => `store.intent(${JSON.stringify(id)}, 0, ${JSON.stringify(intent(i + 1))});`,
+    ).join("\n");
     const script = `
       const { SessionStore } = await import(${JSON.stringify(pathToFileURL(distPath("memory/index.js")).href)});
       const store = SessionStore.open(${JSON.stringify(join(dir, "pda.db"))});
       store.intent(${JSON.stringify(id)}, 0, ${JSON.stringify(intent(0))});
       store.recordToolCall(${JSON.stringify(id)}, 0, ${JSON.stringify(done(0))});
+      ${more}
       process.kill(process.pid, "SIGKILL");`;
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
     expect([r.signal, r.stderr]).toEqual(["SIGKILL", ""]);
@@ -241,19 +249,83 @@ describe("a finished call's row in its window", () => {
     }
   });
 
-  it("survives its process being killed before the window commits: a resume finds the call done, not in doubt", () => {
+  it("gets no line of its own: it goes in the same write as the next call's intent, or none once committed", () => {
     const id = started();
-    killedAfterTheCall(id);
-    // The killed process's transaction is gone; the line it wrote after the call is what remains.
+    const file = join(intentDir(join(dir, "pda.db"))!, `${id}.jsonl`);
+    const kinds = () =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as { seq: number; state?: string })
+        .map((l) => `${l.state ? "done" : "sent"} ${l.seq}`);
+    store.intent(id, 0, intent(0));
+    store.recordToolCall(id, 0, done(0));
+    expect(kinds()).toEqual(["sent 0"]); // the call's end wrote nothing
+    store.intent(id, 0, intent(1));
+    expect(kinds()).toEqual(["sent 0", "done 0", "sent 1"]);
+    store.recordToolCall(id, 0, done(1));
+    store.flush(); // its window commits before the next call: its row needs no line
+    store.intent(id, 0, intent(2));
+    expect(kinds()).toEqual(["sent 0", "done 0", "sent 1", "sent 2"]);
+  });
+
+  it("gets its line at once when its window cannot commit (another process holds the write lock)", async () => {
+    const path = join(dir, "locked.db");
+    const own = SessionStore.open(path, { busyTimeoutMs: 0 });
+    const other = new Database(path, { timeout: 0 });
+    try {
+      own.startSession(newSession("q", "s-9", "2026-11-24T10:00:00.000Z"));
+      const file = join(intentDir(path)!, "s-9.jsonl");
+      const kinds = () =>
+        readFileSync(file, "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => (JSON.parse(l) as { state?: string }).state ?? "sent");
+      own.intent("s-9", 0, intent(0));
+      own.recordToolCall("s-9", 0, done(0));
+      expect(kinds()).toEqual(["sent"]);
+      other.prepare("BEGIN IMMEDIATE").run();
+      await new Promise((r) => setTimeout(r, 150)); // the window's commit fails: SQLITE_BUSY
+      expect(kinds()).toEqual(["sent", "done"]);
+      other.prepare("ROLLBACK").run();
+      expect(own.stepCalls("s-9", 0).map((c) => [c.seq, c.state])).toEqual([[0, "done"]]);
+    } finally {
+      other.close();
+      own.close();
+    }
+  });
+
+  it("killed after the next call was sent: the line that went with its intent keeps the call done", () => {
+    const id = started();
+    killedAfterTheCall(id, 1);
+    // The killed process's window never committed; the lines it wrote before the next call are what remains.
     expect(store.db.prepare("SELECT count(*) AS n FROM tool_calls").get()).toEqual({ n: 0 });
     expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state, c.result_json])).toEqual([
       [0, "done", '{"receipt":"r-0"}'],
+      [1, "sent", null],
     ]);
     const shown = store.timeline(id).events.flatMap((e) => (e.kind === "tool" ? [e.call] : []));
-    expect(shown.map((c) => [c.seq, c.state ?? "done"])).toEqual([[0, "done"]]);
-    expect(store.markInDoubt(id)).toBe(0);
-    expect(store.db.prepare("SELECT seq, state, result_json FROM tool_calls").all()).toEqual([
+    expect(shown.map((c) => [c.seq, c.state ?? "done"])).toEqual([
+      [0, "done"],
+      [1, "sent"],
+    ]);
+    expect(store.markInDoubt(id)).toBe(1);
+    expect(store.db.prepare("SELECT seq, state, result_json FROM tool_calls ORDER BY seq").all()).toEqual([
       { seq: 0, state: "done", result_json: '{"receipt":"r-0"}' },
+      { seq: 1, state: "in_doubt", result_json: null },
+    ]);
+    expect(fileOf(id)).toEqual([]);
+  });
+
+  it("killed before its window commits and before anything else was written: the call is in doubt, not lost", () => {
+    const id = started();
+    killedAfterTheCall(id);
+    // Its outcome never reached the file or the store: the resume knows it was sent, not whether it happened.
+    expect(store.db.prepare("SELECT count(*) AS n FROM tool_calls").get()).toEqual({ n: 0 });
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state])).toEqual([[0, "sent"]]);
+    expect(store.markInDoubt(id)).toBe(1);
+    expect(store.db.prepare("SELECT seq, state FROM tool_calls").all()).toEqual([
+      { seq: 0, state: "in_doubt" },
     ]);
     expect(fileOf(id)).toEqual([]);
   });
