@@ -81,14 +81,16 @@ describe("what a command loads", () => {
   it("the scripted demo run loads neither undici (no proxy set) nor the v1 MCP SDK client (no login)", async () => {
     const cli = cliFolder("pda-run-modules-");
     try {
-      const r = await loadedModules(
-        [
-          MAIN,
-          ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
-          ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`, "--json"],
-        ],
-        { cwd: cli.dir, env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" } },
-      );
+      const run = () =>
+        loadedModules(
+          [
+            MAIN,
+            ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
+            ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`, "--json"],
+          ],
+          { cwd: cli.dir, env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" } },
+        );
+      const r = await run();
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ status: "succeeded", tool_calls: 3 });
       // The run did its work: the hub's client (SDK v2) and the store were loaded.
@@ -99,11 +101,22 @@ describe("what a command loads", () => {
           "/node_modules/undici/",
           "/node_modules/@modelcontextprotocol/sdk/dist/esm/client/",
           "/node_modules/zod-to-json-schema/",
-          // The tool arguments were checked with the build's one-file Ajv (cli/bundle.ts), not its ~85 files.
+          // The math tools' flat schemas accept the calls without Ajv (core/tool-args.ts): neither its files
+          // nor the build's one-file copy (cli/bundle.ts) is loaded.
           "/node_modules/ajv/",
+          "/dist/core/ajv.cjs",
+          // The config files were parsed with the build's one-file yaml, not the package's files.
+          "/node_modules/yaml/",
         ]),
       ).toEqual([]);
-      expect(matching(r.modules, ["/dist/core/ajv.cjs"])).not.toEqual([]);
+      expect(matching(r.modules, ["/dist/core/yaml.cjs"])).not.toEqual([]);
+      // The second run reads the parsed config and script from the cache (config/load.ts): no yaml at all.
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ status: "succeeded", tool_calls: 3 });
+      expect(
+        matching(again.modules, ["/dist/core/yaml.cjs", "/node_modules/yaml/", "/dist/core/ajv.cjs"]),
+      ).toEqual([]);
     } finally {
       cli.close();
     }
