@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
@@ -72,7 +73,13 @@ describe("what a command loads", () => {
   it("`pda models` loads no model SDK, prompt library or progress bar", async () => {
     const r = await loadedModules([MAIN, "models", "--json"], {
       cwd: PACKAGE_ROOT,
-      env: { PATH: process.env.PATH, HOME: PACKAGE_ROOT, GEMINI_API_KEY: "k-not-a-real-key" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: PACKAGE_ROOT,
+        // The parsed models.yaml is cached (config/load.ts): not in the package folder, which is HOME here.
+        PDA_CACHE_DIR: join(tmpdir(), "pda-models-test-yaml-cache"),
+        GEMINI_API_KEY: "k-not-a-real-key",
+      },
     });
     expect(r.code).toBe(0);
     expect(matching(r.modules, HEAVY.slice(0, 5))).toEqual([]);
