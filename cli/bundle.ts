@@ -7,7 +7,8 @@
  * Only pda's own code and the libraries a run loads are bundled; every other package (the model SDKs, OTel,
  * the queue, the UI server, the prompts, native and WebAssembly code) is imported from node_modules at first
  * use as before. Ajv stays outside too: core/tool-args.ts requires it at the first tool call, from one file this
- * step packs (dist/core/ajv.cjs, as requiring Ajv's ~85 files cost 3x the CPU). The sandbox's thread entry
+ * step packs (dist/core/ajv.cjs, as requiring Ajv's ~85 files cost 3x the CPU); so does yaml (dist/core/yaml.cjs),
+ * required by config/load.ts only for a config text its parse cache does not hold. The sandbox's thread entry
  * (dist/action/worker.js) is bundled on its own, QuickJS's JavaScript included, as every engine's thread loads it.
  * dist/cli/chunks/inputs.json names the source files of each output, for testing/modules.ts.
  * Stack traces name pda's functions (identifiers are kept); `node --enable-source-maps` maps them to the source.
@@ -16,7 +17,9 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { YAML_BUNDLE } from "../config/load.js";
 import { AJV_BUNDLE, PACKAGE_ROOT } from "../core/index.js";
+import { zodLocalesLeftOut } from "../mcp_servers/bundle.js";
 
 export const CLI_CHUNKS = "cli/chunks";
 
@@ -47,7 +50,6 @@ const BUNDLED = new Set([
   "shebang-regex",
   "strip-json-comments",
   "which",
-  "yaml",
   "zod",
 ]);
 
@@ -95,18 +97,15 @@ export class DefaultJsonSchemaValidator {
 };
 
 /**
- * Ajv (both drafts core/tool-args.ts validates) as one CommonJS file, `AJV_BUNDLE` under `outdir`: required at the
- * first tool call, it cost a scripted run ~25 ms of CPU instead of ~80 ms for Ajv's own ~85 files (#16).
+ * A library required at first use as one CommonJS file under `outdir`: Ajv (both drafts core/tool-args.ts validates)
+ * as `AJV_BUNDLE`, required at the first tool call, cost a scripted run ~25 ms of CPU instead of ~80 ms for Ajv's
+ * own ~85 files; yaml as `YAML_BUNDLE`, required by config/load.ts only for a text its cache does not hold (#16).
  */
-async function bundleAjv(outdir: string): Promise<void> {
+async function bundleCjs(outdir: string, file: string, contents: string): Promise<void> {
   await build({
     absWorkingDir: PACKAGE_ROOT,
-    stdin: {
-      contents: `module.exports = { Ajv: require("ajv").Ajv, Ajv2020: require("ajv/dist/2020.js").Ajv2020 };`,
-      resolveDir: PACKAGE_ROOT,
-      loader: "js",
-    },
-    outfile: join(outdir, AJV_BUNDLE),
+    stdin: { contents, resolveDir: PACKAGE_ROOT, loader: "js" },
+    outfile: join(outdir, file),
     bundle: true,
     platform: "node",
     format: "cjs",
@@ -167,7 +166,8 @@ export async function bundleCli(outdir: string = join(PACKAGE_ROOT, "dist")): Pr
     minifySyntax: true,
     metafile: true,
     logLevel: "warning",
-    plugins: [clientAjvAtFirstUse, onlyBundled],
+    // zod's translations of its messages (~200 KB of the zod chunk): pda never reads `z.locales`.
+    plugins: [clientAjvAtFirstUse, zodLocalesLeftOut, onlyBundled],
     banner: { js: REQUIRE_BANNER },
   });
   const inputs: Record<string, string[]> = {};
@@ -176,7 +176,12 @@ export async function bundleCli(outdir: string = join(PACKAGE_ROOT, "dist")): Pr
     inputs[relative(outdir, resolve(PACKAGE_ROOT, out))] = Object.keys(o.inputs);
   }
   inputs["action/worker.js"] = await bundleWorker(outdir);
-  await bundleAjv(outdir);
+  await bundleCjs(
+    outdir,
+    AJV_BUNDLE,
+    `module.exports = { Ajv: require("ajv").Ajv, Ajv2020: require("ajv/dist/2020.js").Ajv2020 };`,
+  );
+  await bundleCjs(outdir, YAML_BUNDLE, `module.exports = require("yaml");`);
   mkdirSync(join(outdir, CLI_CHUNKS), { recursive: true });
   writeFileSync(join(outdir, CLI_CHUNKS, "inputs.json"), JSON.stringify(inputs));
 }

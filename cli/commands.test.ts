@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
@@ -72,7 +73,13 @@ describe("what a command loads", () => {
   it("`pda models` loads no model SDK, prompt library or progress bar", async () => {
     const r = await loadedModules([MAIN, "models", "--json"], {
       cwd: PACKAGE_ROOT,
-      env: { PATH: process.env.PATH, HOME: PACKAGE_ROOT, GEMINI_API_KEY: "k-not-a-real-key" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: PACKAGE_ROOT,
+        // The parsed models.yaml is cached (config/load.ts): not in the package folder, which is HOME here.
+        PDA_CACHE_DIR: join(tmpdir(), "pda-models-test-yaml-cache"),
+        GEMINI_API_KEY: "k-not-a-real-key",
+      },
     });
     expect(r.code).toBe(0);
     expect(matching(r.modules, HEAVY.slice(0, 5))).toEqual([]);
@@ -81,14 +88,16 @@ describe("what a command loads", () => {
   it("the scripted demo run loads neither undici (no proxy set) nor the v1 MCP SDK client (no login)", async () => {
     const cli = cliFolder("pda-run-modules-");
     try {
-      const r = await loadedModules(
-        [
-          MAIN,
-          ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
-          ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`, "--json"],
-        ],
-        { cwd: cli.dir, env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" } },
-      );
+      const run = () =>
+        loadedModules(
+          [
+            MAIN,
+            ...["--config", cli.config, "--db", join(cli.dir, "pda.db"), "run", "What is 32 + 5 - 3 * 2"],
+            ...["--model", `scripted:${join(PACKAGE_ROOT, "config", "demo", "calculator.yaml")}`, "--json"],
+          ],
+          { cwd: cli.dir, env: { PATH: process.env.PATH, HOME: cli.dir, NO_COLOR: "1" } },
+        );
+      const r = await run();
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ status: "succeeded", tool_calls: 3 });
       // The run did its work: the hub's client (SDK v2) and the store were loaded.
@@ -99,11 +108,22 @@ describe("what a command loads", () => {
           "/node_modules/undici/",
           "/node_modules/@modelcontextprotocol/sdk/dist/esm/client/",
           "/node_modules/zod-to-json-schema/",
-          // The tool arguments were checked with the build's one-file Ajv (cli/bundle.ts), not its ~85 files.
+          // The math tools' flat schemas accept the calls without Ajv (core/tool-args.ts): neither its files
+          // nor the build's one-file copy (cli/bundle.ts) is loaded.
           "/node_modules/ajv/",
+          "/dist/core/ajv.cjs",
+          // The config files were parsed with the build's one-file yaml, not the package's files.
+          "/node_modules/yaml/",
         ]),
       ).toEqual([]);
-      expect(matching(r.modules, ["/dist/core/ajv.cjs"])).not.toEqual([]);
+      expect(matching(r.modules, ["/dist/core/yaml.cjs"])).not.toEqual([]);
+      // The second run reads the parsed config and script from the cache (config/load.ts): no yaml at all.
+      const again = await run();
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ status: "succeeded", tool_calls: 3 });
+      expect(
+        matching(again.modules, ["/dist/core/yaml.cjs", "/node_modules/yaml/", "/dist/core/ajv.cjs"]),
+      ).toEqual([]);
     } finally {
       cli.close();
     }

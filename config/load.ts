@@ -1,12 +1,23 @@
 /**
  * Loads and validates YAML/JSON config files. Every error names the file, the line and the field.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import envPaths from "env-paths";
-import { LineCounter, parseDocument, isMap, isSeq, type Node } from "yaml";
+import type { LineCounter, Node, parseDocument } from "yaml";
 import type { z } from "zod";
-import { ConfigError, DEFAULT_CONFIG_DIR } from "../core/index.js";
+import { ConfigError, DEFAULT_CONFIG_DIR, distPath } from "../core/index.js";
 import { Profile, ProfilesFile } from "./schema.js";
 
 /** Where the config folder was found, first match wins. */
@@ -52,12 +63,29 @@ export function configDir(option?: string): string {
   return configSource(option).dir;
 }
 
+/** The yaml library packed into one file by the build (cli/bundle.ts), relative to dist/. */
+export const YAML_BUNDLE = "core/yaml.cjs";
+const require = createRequire(import.meta.url);
+let yamlLib: typeof import("yaml") | undefined;
+/**
+ * The yaml library, loaded on the first text the cache (parseYaml) does not hold: a run whose config files are
+ * unchanged reads them all from the cache and never loads it. The build's one-file copy, else the package.
+ */
+function yaml(): typeof import("yaml") {
+  if (!yamlLib) {
+    const bundled = distPath(YAML_BUNDLE);
+    yamlLib = (existsSync(bundled) ? require(bundled) : require("yaml")) as typeof import("yaml");
+  }
+  return yamlLib;
+}
+
 /** Line number (1-based) of the node at `path` in a parsed YAML document, when it can be found. */
 function lineOf(
   doc: ReturnType<typeof parseDocument>,
   lc: LineCounter,
   path: PropertyKey[],
 ): number | undefined {
+  const { isMap, isSeq } = yaml();
   let node: unknown = doc.contents;
   let last: Node | undefined = doc.contents ?? undefined;
   for (const key of path) {
@@ -104,13 +132,113 @@ function tooDeep(text: string): number {
 }
 
 /**
+ * Parsed YAML kept as JSON, one file per text under the user's cache folder (PDA_CACHE_DIR overrides it), named by
+ * the SHA-256 of the text and of what the parse depends on: parsing the four config files cost a scripted run
+ * ~80 ms of CPU (and loading the yaml library), reading their JSON well under 1 ms (#16). The key is the text
+ * itself, so an edited file is parsed again, whatever its mtime. Only values JSON keeps exactly are stored (no
+ * .inf/.nan, -0, dates, sets); an unwritable cache folder only means parsing every time.
+ */
+const YAML_CACHE_KEY = `pda-yaml-cache 1 ${JSON.stringify(YAML_LIMITS)}\n`;
+/** Texts the cache keeps: past this, a new entry first removes the older half (by when they were written). */
+export const YAML_CACHE_ENTRIES = 200;
+
+function yamlCacheDir(): string {
+  return process.env.PDA_CACHE_DIR || join(envPaths("pda", { suffix: "" }).cache, "yaml");
+}
+
+/** Whether JSON.parse(JSON.stringify(value)) gives back the same value. */
+function jsonExact(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "object":
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!(i in value) || !jsonExact(value[i])) return false;
+        return true;
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const v of Object.values(value)) if (!jsonExact(v)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+function cachedValue(key: string): { value: unknown } | undefined {
+  let json: string;
+  try {
+    json = readFileSync(join(yamlCacheDir(), `${key}.json`), "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    return { value: JSON.parse(json) as unknown };
+  } catch {
+    return undefined; // a torn or foreign file: parsed again, and written over
+  }
+}
+
+function storeValue(key: string, value: unknown): void {
+  if (!jsonExact(value)) return;
+  const json = JSON.stringify(value);
+  try {
+    const dir = yamlCacheDir();
+    mkdirSync(dir, { recursive: true });
+    pruneCache(dir);
+    // Written whole, then renamed: a process reading it at the same time sees the old file or the new one.
+    const file = join(dir, `${key}.json`);
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, json);
+    renameSync(tmp, file);
+  } catch {
+    // No cache folder to write: the text is parsed again next time.
+  }
+}
+
+/** Every edit of a config file is a new entry: the folder keeps the newest YAML_CACHE_ENTRIES / 2 past the limit. */
+function pruneCache(dir: string): void {
+  const names = readdirSync(dir).filter((n) => n.endsWith(".json"));
+  if (names.length < YAML_CACHE_ENTRIES) return;
+  const written = names.map((n) => ({
+    n,
+    t: statSync(join(dir, n), { throwIfNoEntry: false })?.mtimeMs ?? 0,
+  }));
+  written.sort((a, b) => a.t - b.t);
+  for (const { n } of written.slice(0, names.length - YAML_CACHE_ENTRIES / 2)) {
+    rmSync(join(dir, n), { force: true });
+  }
+}
+
+/** A YAML text as a document (with its line counter), for the line of an error; every failure a ConfigError. */
+function parseDocumentOf(
+  file: string,
+  text: string,
+): { doc: ReturnType<typeof parseDocument>; lc: LineCounter } {
+  const { LineCounter, parseDocument } = yaml();
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const line = e.linePos?.[0]?.line;
+    throw new ConfigError(`${file}${line ? `:${line}` : ""}: ${e.message.split("\n")[0]}`);
+  }
+  return { doc, lc };
+}
+
+/**
  * Parse a YAML (or JSON) text within YAML_LIMITS. Every failure is a ConfigError naming `file` (and the line
- * where there is one): syntax errors, a file too big, too many aliases, nesting too deep.
+ * where there is one): syntax errors, a file too big, too many aliases, nesting too deep. The value comes from
+ * the cache when this text was parsed before (a fresh copy each time); `located()` parses the text into a
+ * document for the line of a field, when an error needs one.
  */
 export function parseYaml(
   file: string,
   text: string,
-): { doc: ReturnType<typeof parseDocument>; lc: LineCounter; value: unknown } {
+): { value: unknown; located: () => { doc: ReturnType<typeof parseDocument>; lc: LineCounter } } {
   if (text.length > YAML_LIMITS.maxChars) {
     throw new ConfigError(
       `${file}: ${text.length} characters, over the ${YAML_LIMITS.maxChars} a YAML file may have`,
@@ -120,17 +248,14 @@ export function parseYaml(
   if (deep) {
     throw new ConfigError(`${file}:${deep}: nested more than ${YAML_LIMITS.maxDepth} levels deep`);
   }
-  const lc = new LineCounter();
-  let doc: ReturnType<typeof parseDocument>;
+  const key = createHash("sha256").update(YAML_CACHE_KEY).update(text).digest("hex");
+  const cached = cachedValue(key);
+  if (cached) return { value: cached.value, located: () => parseDocumentOf(file, text) };
+  let parsed: { doc: ReturnType<typeof parseDocument>; lc: LineCounter };
   let value: unknown;
   try {
-    doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0]!;
-      const line = e.linePos?.[0]?.line;
-      throw new ConfigError(`${file}${line ? `:${line}` : ""}: ${e.message.split("\n")[0]}`);
-    }
-    value = doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliasCount });
+    parsed = parseDocumentOf(file, text);
+    value = parsed.doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliasCount });
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     // The yaml library throws a ReferenceError for an alias bomb.
@@ -140,15 +265,17 @@ export function parseYaml(
         : (e as Error).message.split("\n")[0];
     throw new ConfigError(`${file}: cannot read it as YAML: ${why}`, { cause: e });
   }
-  return { doc, lc, value };
+  storeValue(key, value);
+  return { value, located: () => parsed };
 }
 
 /** Parse a YAML (or JSON) text and validate it; errors carry file:line and the field path. */
 export function parseConfigText<S extends z.ZodType>(file: string, text: string, schema: S): z.infer<S> {
-  const { doc, lc, value } = parseYaml(file, text);
+  const { value, located } = parseYaml(file, text);
   const result = schema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0]!;
+    const { doc, lc } = located();
     const line = lineOf(doc, lc, issue.path);
     const field = issue.path.length ? issue.path.join(".") : "(top level)";
     throw new ConfigError(`${file}${line ? `:${line}` : ""}: ${field}: ${issue.message}`);

@@ -2,7 +2,9 @@
  * Checks tool arguments against the tool's JSON Schema, with messages that name the field: the one check the
  * sandbox (before a call leaves it) and the hub (before a call is sent) share. Ajv is the validator the MCP
  * SDK itself depends on; compiled validators are cached per schema object. Defaults in the schema are filled
- * in (`useDefaults`), as DESIGN.md's calling convention promises.
+ * in (`useDefaults`), as DESIGN.md's calling convention promises. Most tools' schemas are a flat object of
+ * scalars (the math server's: `{a: number, b: number}`): arguments that such a schema plainly accepts pass
+ * without Ajv, which is loaded and compiled only to judge (and word the errors of) the others (#16).
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -45,27 +47,87 @@ function validator(schema: Record<string, unknown>): Ajv | Ajv2020 {
   return (draft7 ??= new (ajvClasses().Ajv)(options));
 }
 interface Compiled {
-  fn: ValidateFunction | null;
+  /** Ajv's validator, compiled on first need; null when Ajv cannot compile the schema. */
+  fn?: ValidateFunction | null;
   /** Whether validating can write defaults into the arguments (then they are copied first). */
   fillsDefaults: boolean;
+  /** For a flat schema of scalars: true when Ajv would accept the arguments as they are (else ask Ajv). */
+  accepts: ((args: Record<string, unknown>) => boolean) | null;
 }
 const cache = new WeakMap<object, Compiled>();
 
-function compiled(schema: Record<string, unknown>): Compiled {
+function entryOf(schema: Record<string, unknown>): Compiled {
   let entry = cache.get(schema);
   if (entry === undefined) {
-    const ajv = validator(schema);
-    let fn: ValidateFunction | null;
-    try {
-      fn = ajv.compile(schema);
-    } catch {
-      // A schema ajv cannot compile (unknown draft, bad $ref): let the server be the judge.
-      fn = null;
-    }
-    entry = { fn, fillsDefaults: JSON.stringify(schema).includes('"default"') };
+    const fillsDefaults = JSON.stringify(schema).includes('"default"');
+    entry = { fillsDefaults, accepts: fillsDefaults ? null : plainCheck(schema) };
     cache.set(schema, entry);
   }
   return entry;
+}
+
+function compiled(schema: Record<string, unknown>, entry: Compiled): ValidateFunction | null {
+  if (entry.fn === undefined) {
+    const ajv = validator(schema);
+    try {
+      entry.fn = ajv.compile(schema);
+    } catch {
+      // A schema ajv cannot compile (unknown draft, bad $ref): let the server be the judge.
+      entry.fn = null;
+    }
+  }
+  return entry.fn;
+}
+
+/** Keywords that do not constrain a value. */
+const ANNOTATIONS = new Set(["description", "title", "examples", "$comment"]);
+/** What Ajv accepts for each type, or less (a non-finite number, say, is left to Ajv). */
+const SCALARS: Readonly<Record<string, (v: unknown) => boolean>> = {
+  string: (v) => typeof v === "string",
+  boolean: (v) => typeof v === "boolean",
+  null: (v) => v === null,
+  number: (v) => typeof v === "number" && Number.isFinite(v),
+  integer: (v) => Number.isInteger(v),
+};
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * For a schema Ajv would read the same way under either draft, that only says `type: object`, `properties` of
+ * one scalar `type` each, `required` and a boolean `additionalProperties` (annotations aside): a test that
+ * passes only arguments Ajv accepts. Any other schema: null (Ajv judges every call).
+ */
+function plainCheck(schema: Record<string, unknown>): Compiled["accepts"] {
+  const draft = String(schema.$schema ?? "");
+  if (draft && !draft.includes("draft-07") && !draft.includes("2020-12")) return null;
+  if (schema.type !== "object") return null;
+  let props: Record<string, unknown> = {};
+  let required: string[] = [];
+  let closed = false;
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "type" || k === "$schema" || ANNOTATIONS.has(k)) continue;
+    if (k === "properties" && isRecord(v)) props = v;
+    else if (k === "required" && Array.isArray(v) && v.every((r) => typeof r === "string")) required = v;
+    else if (k === "additionalProperties" && typeof v === "boolean") closed = !v;
+    else return null;
+  }
+  const tests: Array<[string, (v: unknown) => boolean]> = [];
+  for (const [name, p] of Object.entries(props)) {
+    if (!isRecord(p) || typeof p.type !== "string" || !Object.hasOwn(SCALARS, p.type)) return null;
+    for (const k of Object.keys(p)) if (k !== "type" && !ANNOTATIONS.has(k)) return null;
+    tests.push([name, SCALARS[p.type]!]);
+  }
+  const known = new Set(Object.keys(props));
+  return (args) => {
+    if (!isRecord(args)) return false;
+    for (const r of required) if (args[r] === undefined) return false;
+    for (const [name, test] of tests) {
+      const v = args[name];
+      if (v !== undefined && !test(v)) return false;
+    }
+    if (closed) for (const k in args) if (!known.has(k)) return false;
+    return true;
+  };
 }
 
 function describe(e: ErrorObject): string {
@@ -106,8 +168,11 @@ export function validateArgs(
   args: Record<string, unknown>,
   options: CheckArgsOptions = {},
 ): Record<string, unknown> {
-  const { fn, fillsDefaults } = compiled(schema);
+  const entry = entryOf(schema);
+  if (entry.accepts?.(args)) return args;
+  const fn = compiled(schema, entry);
   if (!fn) return args;
+  const { fillsDefaults } = entry;
   // Defaults are written into the object; the caller's must stay as it was.
   let copy = args;
   if (fillsDefaults && !options.inPlace) {

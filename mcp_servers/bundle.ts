@@ -21,9 +21,10 @@ const EXTERNAL = ["better-sqlite3", "@dimforge/rapier3d-compat", "unpdf", AJV];
 
 /**
  * zod re-exports every translation of its error messages (`z.locales`, ~300 KB, a third of a bundle) though
- * only English, imported on its own, is used; the servers never touch `z.locales`, so it is left empty.
+ * only English, imported on its own, is used; the servers never touch `z.locales`, so it is left empty. The CLI's
+ * bundle (cli/bundle.ts) leaves it out too.
  */
-const zodLocalesLeftOut: Plugin = {
+export const zodLocalesLeftOut: Plugin = {
   name: "zod-locales-left-out",
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
