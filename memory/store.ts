@@ -59,7 +59,7 @@ import type {
 } from "./schemas.js";
 import { ownSelf } from "./liveness.js";
 import { GroupCommit } from "./group-commit.js";
-import { storePrompt } from "./prompts.js";
+import { PromptIds, storePrompt } from "./prompts.js";
 import { searchMemory } from "./search.js";
 import { toolListCache } from "./tool-lists.js";
 import { bit, stmt } from "./sql.js";
@@ -247,6 +247,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   private callTimer?: NodeJS.Timeout;
   private windowCalls = false;
   private readonly knownSessions = new Set<string>();
+  /** Prompt parts' ids by text (prompts.ts); cleared whenever a write or a group's COMMIT fails. */
+  private readonly promptIds = new PromptIds();
   /** Inside batch(): each write joins its transaction. */
   private batching = false;
   /** The durable-step intents' journal files (intent-file.ts); none for a store in memory. */
@@ -278,6 +280,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     if (dir) store.intentFiles = new IntentFiles(dir, options.durability === "full");
     const lost = (e: Error) => {
       store.written.clear();
+      store.promptIds.clear();
       return new StoreError("STORE_WRITE_FAILED", `committing the session writes failed: ${e.message}`, {
         cause: e,
       });
@@ -686,7 +689,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         r.latency_ms,
         r.attempts,
         r.cost_usd ?? null,
-        storePrompt(this.db, prompt),
+        storePrompt(this.db, prompt, this.promptIds),
         byteLength(r.prompt),
         this.clean.text(r.raw_response),
         byteLength(r.raw_response),
@@ -971,6 +974,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     } catch (e) {
       // What the rolled-back body noted as written may not be in the file.
       if (sessionId !== null) this.written.delete(sessionId);
+      this.promptIds.clear();
       if (e instanceof StoreError) throw e;
       const code = String((e as { code?: string }).code ?? "");
       const what = sessionId === null ? op : `${op} (session ${sessionId})`;

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { LlmCallRecord } from "../../core/index.js";
 import { SessionStore } from "../index.js";
-import { promptParts } from "../prompts.js";
+import { PromptIds, promptParts, storePrompt } from "../prompts.js";
 import { simulateSession } from "./simulate.js";
 
 let dir: string;
@@ -62,6 +62,52 @@ describe("prompt text stored once per distinct paragraph (migration 10)", () => 
       expect(bytes).toBe(Buffer.byteLength(prompts[3]!));
     } finally {
       store.close();
+    }
+  });
+
+  it("keeps the parts' ids in memory: a repeated part is found without reading the table, and its id is the table's", () => {
+    const store = SessionStore.open(join(dir, "c.db"), { env: {} });
+    try {
+      const known = new PromptIds();
+      const db = store.db;
+      const first = storePrompt(db, `${INSTRUCTIONS}${TOOLS}q1`, known);
+      expect(known.size).toBe(3);
+      // Taken from memory: the same ids even with the table's read of them made to fail.
+      const again = db.transaction(() => {
+        db.prepare("UPDATE prompt_texts SET sha256 = randomblob(32)").run();
+        return storePrompt(db, `${INSTRUCTIONS}${TOOLS}q1`, known);
+      })();
+      expect(again).toBe(first);
+      // Bounded: past its size it starts over.
+      const small = new PromptIds(2);
+      small.set("a", 1);
+      small.set("b", 2);
+      small.set("c", 3);
+      expect([small.size, small.get("a"), small.get("c")]).toEqual([1, undefined, 3]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("a write that rolls back forgets the ids it found or inserted: the next call stores its parts again", () => {
+    for (const groupCommitMs of [0, 50]) {
+      const store = SessionStore.open(join(dir, `rb-${groupCommitMs}.db`), { env: {}, groupCommitMs });
+      try {
+        simulateSession(store, { id: "s", query: "q", steps: 1 });
+        const p = `${INSTRUCTIONS}A paragraph no call has sent before.\n\nend`;
+        expect(() =>
+          store.batch(() => {
+            store.recordLlmCall("s", call(p));
+            throw new Error("later write in the same transaction failed");
+          }),
+        ).toThrow(/later write/);
+        store.recordLlmCall("s", call(p));
+        expect(store.llmCalls("s").at(-1)!.prompt).toBe(p);
+        const parts = store.db.prepare("SELECT text FROM prompt_texts").pluck().all() as string[];
+        expect(parts).toContain("A paragraph no call has sent before.\n\n");
+      } finally {
+        store.close();
+      }
     }
   });
 
