@@ -7,7 +7,7 @@ import { TOOL_ERROR_CODES } from "../../core/index.js";
 import { BASE_BYTES } from "../engine.js";
 import { MemoryImage, STACK_MARGIN, usedEnd } from "../image.js";
 import { instantiate } from "../instance.js";
-import { FLAG_WORDS, type DoneMessage } from "../protocol.js";
+import { FLAG_WORDS, type DoneMessage, type StartMessage } from "../protocol.js";
 import { StepVm, type VmEngine } from "../vm.js";
 import { WarmContext } from "../warm.js";
 import { dataEnd } from "../wasm-data.js";
@@ -57,7 +57,7 @@ function step(
     seed: 7,
     epochMs: 1_700_000_000_000,
   });
-  const start = {
+  const start: StartMessage = {
     t: "start",
     code,
     limits,
@@ -65,7 +65,7 @@ function step(
     config,
     names: [],
     dueAt: Date.now() + 60_000,
-  } as const;
+  };
   const done = new StepVm(e, port1, flag, start).run();
   port1.close();
   return done;
