@@ -146,7 +146,9 @@ describe("fault servers", () => {
     const { hub, pids } = await start(["--garbage-only"], { connect_timeout_ms: 700 });
     const s = state(hub, "fault");
     expect(s.state).toBe("failed");
-    expect(s.lastError).toMatch(/no answer to initialize within 700 ms/);
+    // It writes garbage as fast as it can: busy, so either the wall clock or its CPU time (startwait.ts) gives out
+    // first, depending on how much of a core it gets.
+    expect(s.lastError).toMatch(/no answer to initialize (within|after) 700 ms/);
     expect(await gone(pids.slice(1))).toEqual([]);
     expect(await hub.call("add", { a: 1, b: 1 })).toBe(2);
   });
