@@ -4,7 +4,7 @@
  * read and compiled once per process and shared with every worker; each engine is one instance of it with its
  * own linear memory. Sequential steps reuse one engine; concurrent steps take one each, so a step that breaks
  * its engine (`poisoned`) cannot disturb another step's runtime. When many are busy, a step first waits a
- * moment for one to be given back (SPARE_WAIT_MS): a thread costs ~10 MB, and steps are short.
+ * moment for one to be given back (spareWaitMs): a thread costs ~10 MB, and steps are short.
  *
  * The memory limit is enforced by the WebAssembly memory, not by QuickJS: in this build QuickJS cannot measure
  * the size of its allocations (no malloc_usable_size under Emscripten), so its own limit only caps single
@@ -68,7 +68,7 @@ export const MAX_IDLE_GROWN_BYTES = 96 << 20;
 export const IDLE_MS = 30_000;
 
 /**
- * Engines busy before a step without an idle engine waits for one to be given back (up to SPARE_WAIT_MS)
+ * Engines busy before a step without an idle engine waits for one to be given back (up to spareWaitMs())
  * rather than start a thread at once. Each engine is a thread with its own V8 isolate and Node environment
  * (~10 MB of RSS, of which the QuickJS memory touched is ~0.3 MB; bench/sandbox-engines), and steps are short:
  * in a batch at concurrency 16 the sessions reach their steps together, and a thread per step made 10–12
@@ -79,14 +79,34 @@ export const BUSY_BEFORE_WAIT = Math.max(2, 2 * availableParallelism());
  * How long such a step waits; the first engine given back goes to the longest waiting step. Steps that hold
  * their engines longer (slow tool calls, code that spins) delay a waiting step by no more than this: then it
  * starts its own thread, as before. 50 ms still made 10 threads on a loaded machine (load ~20), 250 ms 6.
+ * The wait's clock runs only while no engine is starting: the steps that reach their code together (a batch's
+ * sessions, each after the same model latency) find the first engines still starting, and on a busy machine
+ * a start (~100–150 ms of CPU) outlasted the wait, so every one of a worker's 8 sessions started a thread.
  */
 export const SPARE_WAIT_MS = 250;
+/**
+ * Where steps hold their engines longer (a loaded machine, tools that take their time), the wait is twice the
+ * usual hold, up to this: 4 queue workers at concurrency 8 on 2 cores held engines ~0.3–1 s a step, and with
+ * the fixed wait each worker still started a thread per session.
+ */
+export const MAX_SPARE_WAIT_MS = 2_000;
 
 let compiled: Promise<{ wasm: object; dataEnd?: number }> | undefined;
 /** Engines handed out and not yet given back. */
 let busy = 0;
-/** Steps waiting for an engine to be given back, oldest first. */
-const waiting: { maxPages: number; take(engine: Engine): void }[] = [];
+/** Steps waiting for an engine to be given back, oldest first; `arm` starts a waiter's clock (spareWaitMs). */
+const waiting: { maxPages: number; take(engine: Engine): void; arm(): void }[] = [];
+/** Engines whose thread is starting. */
+let starting = 0;
+/** How long steps have held their engines of late (ms, a moving average); 0 before any was given back. */
+let usualHold = 0;
+/** When each engine handed out was taken. */
+const takenAt = new WeakMap<Engine, number>();
+
+/** How long a step with no engine waits for one to be given back. */
+export function spareWaitMs(): number {
+  return Math.min(MAX_SPARE_WAIT_MS, Math.max(SPARE_WAIT_MS, 2 * usualHold));
+}
 /** Engines whose thread runs, for sandboxCpuMs; and the CPU of those that ended. */
 const live = new Set<WorkerEngine>();
 let endedCpuNs = 0;
@@ -228,59 +248,73 @@ export async function acquireEngine(memoryBytes: number): Promise<Engine> {
   const maxPages = Math.ceil((BASE_BYTES + memoryBytes) / PAGE);
   // The most recently used first: the least grown of equals is not known, and recent ones are warm.
   for (let i = idle.length - 1; i >= 0; i--) {
-    if (idle[i]!.engine.maxPages === maxPages) {
-      busy++;
-      return idle.splice(i, 1)[0]!.engine;
-    }
+    if (idle[i]!.engine.maxPages === maxPages) return taken(idle.splice(i, 1)[0]!.engine);
   }
   if (busy >= BUSY_BEFORE_WAIT) {
     const given = await giveBack(maxPages);
-    if (given) {
-      busy++;
-      return given;
-    }
+    if (given) return taken(given);
   }
   busy++;
   try {
-    return await startEngine(maxPages);
+    const engine = await startEngine(maxPages);
+    takenAt.set(engine, Date.now());
+    return engine;
   } catch (e) {
     busy--;
     throw e;
   }
 }
 
-/** The next engine of `maxPages` given back within SPARE_WAIT_MS, or undefined. */
+function taken(engine: Engine): Engine {
+  busy++;
+  takenAt.set(engine, Date.now());
+  return engine;
+}
+
+/**
+ * The next engine of `maxPages` given back within spareWaitMs() of no engine starting, or undefined (then the
+ * step starts its own).
+ */
 function giveBack(maxPages: number): Promise<Engine | undefined> {
   return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
     const waiter = {
       maxPages,
       take: (engine: Engine) => {
         clearTimeout(timer);
         resolve(engine);
       },
+      arm: () => {
+        timer ??= setTimeout(() => {
+          waiting.splice(waiting.indexOf(waiter), 1);
+          resolve(undefined);
+        }, spareWaitMs());
+      },
     };
-    const timer = setTimeout(() => {
-      waiting.splice(waiting.indexOf(waiter), 1);
-      resolve(undefined);
-    }, SPARE_WAIT_MS);
     waiting.push(waiter);
+    if (starting === 0) waiter.arm();
   });
 }
 
 async function startEngine(maxPages: number): Promise<Engine> {
-  const wasm = await wasmModule();
-  created++;
-  let engine!: Engine;
-  await new Promise<void>((resolve, reject) => {
-    let settled = false;
-    engine = new WorkerEngine(maxPages, wasm, (error) => {
-      if (settled) return;
-      settled = true;
-      if (error) reject(error);
-      else resolve();
+  starting++;
+  try {
+    const wasm = await wasmModule();
+    created++;
+    let engine!: Engine;
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      engine = new WorkerEngine(maxPages, wasm, (error) => {
+        if (settled) return;
+        settled = true;
+        if (error) reject(error);
+        else resolve();
+      });
     });
-  });
-  return engine;
+    return engine;
+  } finally {
+    if (--starting === 0) for (const w of waiting) w.arm();
+  }
 }
 
 function grown(engine: Engine): number {
@@ -293,6 +327,11 @@ function drop(engine: Engine): void {
 
 export function releaseEngine(engine: Engine, now = Date.now()): void {
   busy--;
+  const since = takenAt.get(engine);
+  if (since !== undefined) {
+    const held = Math.max(0, Date.now() - since);
+    usualHold = usualHold === 0 ? held : 0.8 * usualHold + 0.2 * held;
+  }
   engine.listen(undefined);
   if (engine.poisoned) {
     engine.terminate();

@@ -1,10 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCode } from "../index.js";
 import {
   BUSY_BEFORE_WAIT,
+  MAX_SPARE_WAIT_MS,
   acquireEngine,
   enginesCreated,
   releaseEngine,
+  spareWaitMs,
   trimIdle,
   type Engine,
 } from "../engine.js";
@@ -30,6 +32,40 @@ describe("engines when many are busy", () => {
     expect(await next).toBe(held[0]);
     expect(enginesCreated()).toBe(before);
     for (const e of [held[0]!, ...held.slice(1)]) releaseEngine(e);
+  });
+
+  it("a step that finds the busy engines still starting waits for them, however long they take to start", async () => {
+    trimIdle(Date.now() + 1);
+    const before = enginesCreated();
+    // Only the waits' timers are faked: the threads start for real, as slowly as the machine makes them.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const starting = Array.from({ length: BUSY_BEFORE_WAIT }, () => acquireEngine(MEMORY));
+      const next = acquireEngine(MEMORY);
+      // Far past the wait while the engines start: the waiting step's clock has not run.
+      vi.advanceTimersByTime(MAX_SPARE_WAIT_MS * 2);
+      const held = await Promise.all(starting);
+      expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
+      releaseEngine(held[0]!);
+      expect(await next).toBe(held[0]);
+      expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
+      for (const e of held) releaseEngine(e);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("where steps hold their engines long, a step waits longer for one (twice the usual hold, bounded)", async () => {
+    for (let i = 0; i < 3; i++) {
+      const e = await acquireEngine(MEMORY);
+      await new Promise((r) => setTimeout(r, 800));
+      releaseEngine(e);
+    }
+    // At least half of 800 ms is the usual hold now, whatever came before: the wait is at least twice that.
+    expect(spareWaitMs()).toBeGreaterThanOrEqual(780);
+    expect(spareWaitMs()).toBeLessThanOrEqual(MAX_SPARE_WAIT_MS);
+    for (let i = 0; i < 12; i++) releaseEngine(await acquireEngine(MEMORY));
+    expect(spareWaitMs()).toBeLessThan(780);
   });
 
   it("one of another memory size is not taken: the step starts its own engine", async () => {
