@@ -9,7 +9,8 @@
  *   node dist/bench/batch.js [--queries 200] [--queries-c1 50] [--latency 200] [--repeat 3] [--servers math]
  *
  * Memory and CPU count the servers too: RSS is summed over this process and every process under it (the
- * servers and what they start), sampled every 100 ms, leaving out the fake model server; CPU per query is this
+ * servers and what they start), sampled every 100 ms, leaving out the fake model server, after a full garbage
+ * collection before each run (as a fresh `pda batch` process would start); CPU per query is this
  * process's plus the servers' (utime + stime from /proc). Beside it, in the same run, the baseline: a plain
  * HTTP client (fetch) sending the very request bodies the last concurrency-16 run sent, at concurrency 16.
  * "Overhead" is pda's CPU per query minus the baseline's and minus the servers' (the tools); the issue's target
@@ -22,12 +23,24 @@
  * average is printed beside it.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { enginesCreated } from "../action/engine.js";
 import { sandboxCpuMs } from "../action/index.js";
 import { AgentLoop, type LoopDeps } from "../agent/index.js";
@@ -170,6 +183,21 @@ function treeRss(skip: number): { stop(): { peakMb: number; cpuMs: number } } {
   };
 }
 
+/**
+ * The recorded request bodies of a run: the bytes `from`–`to` of the record file. A run notes only where its
+ * requests are: the bodies (~50 MB a run at concurrency 16) kept in this process would count in its RSS.
+ */
+function recordedRequests(record: string, from: number, to: number): string[] {
+  const bytes = Buffer.alloc(to - from);
+  const fd = openSync(record, "r");
+  try {
+    readSync(fd, bytes, 0, bytes.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return bytes.toString("utf8").split("\n").filter(Boolean);
+}
+
 /** The baseline: the recorded request bodies sent again by fetch at `concurrency`; CPU ms per query. */
 async function plainClient(url: string, requests: string[], queries: number, concurrency: number) {
   const cpu0 = process.cpuUsage();
@@ -230,13 +258,14 @@ async function main() {
         JSON.stringify({ query: `What is ${i + 1} + ${2 * i}?`, expected: String(3 * i + 1) }),
       ).join("\n"),
     );
+    gc();
     // As `pda batch` opens it.
     const store = SessionStore.open(join(dir, `${name}.db`), { groupCommitMs: BATCH_GROUP_COMMIT_MS });
     try {
       const engines0 = enginesCreated();
       const servers0 = serverCpu(server.pid);
       const rss = treeRss(server.pid);
-      const requests0 = readFileSync(record, "utf8").length;
+      const requests0 = statSync(record).size;
       const cpu0 = process.cpuUsage();
       const sandbox0 = sandboxCpuMs();
       const lag = monitorEventLoopDelay({ resolution: 10 });
@@ -292,7 +321,7 @@ async function main() {
         servers_cpu_ms_per_query: +(serversMs / n).toFixed(1),
         /** Peak RSS of this process and its servers together during this run. */
         peak_rss_mb_with_servers: peakTreeMb,
-        requests: readFileSync(record, "utf8").slice(requests0).split("\n").filter(Boolean),
+        requests: { from: requests0, to: statSync(record).size },
         /** Model call latency as observed by the client, and the ratio against that instead of the nominal. */
         observed_model_ms_per_call: Math.round(seen.ms / calls),
         ratio_vs_observed: +(wall / (seen.ms / concurrency)).toFixed(3),
@@ -309,6 +338,10 @@ async function main() {
     }
   };
 
+  // A full collection before each run, so a run's peak RSS holds its own garbage, not the runs' before it in
+  // this process (a `pda batch` is one run a process); without it V8 let the heap grow ~20–40 MB a run.
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
   try {
     await run("warmup", 8, 4); // JIT, wasm, connections
     const load0 = loadavg()[0]!;
@@ -324,7 +357,12 @@ async function main() {
     const peak = Math.round(process.resourceUsage().maxRSS / 1024);
     const peakWithServers = Math.max(...c16.map((r) => r.peak_rss_mb_with_servers));
     const last = c16.at(-1)!;
-    const plain = await plainClient(server.url, last.requests, last.queries, 16);
+    const plain = await plainClient(
+      server.url,
+      recordedRequests(record, last.requests.from, last.requests.to),
+      last.queries,
+      16,
+    );
     const cpu16 = mid(c16, (r) => r.cpu_ms_per_query);
     const servers16 = mid(c16, (r) => r.servers_cpu_ms_per_query);
     const overhead = +(cpu16 - plain.cpu_ms_per_query).toFixed(1);
