@@ -90,6 +90,11 @@ export const SPARE_WAIT_MS = 250;
  * the fixed wait each worker still started a thread per session.
  */
 export const MAX_SPARE_WAIT_MS = 2_000;
+/**
+ * How long a step waits for engines that are still starting, at most: a thread that never finishes its start
+ * must not hold every step behind it (the step then starts its own, as it would have before the wait).
+ */
+export const MAX_START_WAIT_MS = 15_000;
 
 let compiled: Promise<{ wasm: object; dataEnd?: number }> | undefined;
 /** Engines handed out and not yet given back. */
@@ -278,6 +283,11 @@ function taken(engine: Engine): Engine {
 function giveBack(maxPages: number): Promise<Engine | undefined> {
   return new Promise((resolve) => {
     let timer: NodeJS.Timeout | undefined;
+    let armed = false;
+    const giveUp = () => {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      resolve(undefined);
+    };
     const waiter = {
       maxPages,
       take: (engine: Engine) => {
@@ -285,14 +295,15 @@ function giveBack(maxPages: number): Promise<Engine | undefined> {
         resolve(engine);
       },
       arm: () => {
-        timer ??= setTimeout(() => {
-          waiting.splice(waiting.indexOf(waiter), 1);
-          resolve(undefined);
-        }, spareWaitMs());
+        if (armed) return;
+        armed = true;
+        clearTimeout(timer);
+        timer = setTimeout(giveUp, spareWaitMs());
       },
     };
     waiting.push(waiter);
     if (starting === 0) waiter.arm();
+    else timer = setTimeout(giveUp, MAX_START_WAIT_MS);
   });
 }
 

@@ -3,6 +3,7 @@ import { runCode } from "../index.js";
 import {
   BUSY_BEFORE_WAIT,
   MAX_SPARE_WAIT_MS,
+  MAX_START_WAIT_MS,
   acquireEngine,
   enginesCreated,
   releaseEngine,
@@ -50,6 +51,25 @@ describe("engines when many are busy", () => {
       expect(await next).toBe(held[0]);
       expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
       for (const e of held) releaseEngine(e);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a step waits for starting engines only so long: then it starts its own", async () => {
+    trimIdle(Date.now() + 1);
+    const before = enginesCreated();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const starting = Array.from({ length: BUSY_BEFORE_WAIT }, () => acquireEngine(MEMORY));
+      const next = acquireEngine(MEMORY);
+      // The engines are still starting (their threads cannot have answered yet): as if one never finished.
+      vi.advanceTimersByTime(MAX_START_WAIT_MS);
+      const held = await Promise.all(starting);
+      const own = await next;
+      expect(held).not.toContain(own);
+      expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT + 1);
+      for (const e of [...held, own]) releaseEngine(e);
     } finally {
       vi.useRealTimers();
     }
