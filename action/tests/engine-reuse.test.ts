@@ -35,44 +35,42 @@ describe("engines when many are busy", () => {
     for (const e of [held[0]!, ...held.slice(1)]) releaseEngine(e);
   });
 
-  it("a step that finds the busy engines still starting waits for them, however long they take to start", async () => {
+  /**
+   * BUSY_BEFORE_WAIT engines starting and one more step asking for one, with `advanceMs` of the waits' timers
+   * passed at once: only the timers are faked, the threads start for real, as slowly as the machine makes them.
+   */
+  async function askWhileStarting(advanceMs: number) {
     trimIdle(Date.now() + 1);
     const before = enginesCreated();
-    // Only the waits' timers are faked: the threads start for real, as slowly as the machine makes them.
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
       const starting = Array.from({ length: BUSY_BEFORE_WAIT }, () => acquireEngine(MEMORY));
       const next = acquireEngine(MEMORY);
-      // Far past the wait while the engines start: the waiting step's clock has not run.
-      vi.advanceTimersByTime(MAX_SPARE_WAIT_MS * 2);
-      const held = await Promise.all(starting);
-      expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
-      releaseEngine(held[0]!);
-      expect(await next).toBe(held[0]);
-      expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
-      for (const e of held) releaseEngine(e);
+      // Synchronously, so before any thread can have answered: the engines are still starting.
+      vi.advanceTimersByTime(advanceMs);
+      return { before, held: await Promise.all(starting), next };
     } finally {
       vi.useRealTimers();
     }
+  }
+
+  it("a step that finds the busy engines still starting waits for them, however long they take to start", async () => {
+    // Far past the wait while the engines start: the waiting step's clock has not run.
+    const { before, held, next } = await askWhileStarting(MAX_SPARE_WAIT_MS * 2);
+    expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
+    releaseEngine(held[0]!);
+    expect(await next).toBe(held[0]);
+    expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT);
+    for (const e of held) releaseEngine(e);
   });
 
   it("a step waits for starting engines only so long: then it starts its own", async () => {
-    trimIdle(Date.now() + 1);
-    const before = enginesCreated();
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-    try {
-      const starting = Array.from({ length: BUSY_BEFORE_WAIT }, () => acquireEngine(MEMORY));
-      const next = acquireEngine(MEMORY);
-      // The engines are still starting (their threads cannot have answered yet): as if one never finished.
-      vi.advanceTimersByTime(MAX_START_WAIT_MS);
-      const held = await Promise.all(starting);
-      const own = await next;
-      expect(held).not.toContain(own);
-      expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT + 1);
-      for (const e of [...held, own]) releaseEngine(e);
-    } finally {
-      vi.useRealTimers();
-    }
+    // As if one of them never finished starting.
+    const { before, held, next } = await askWhileStarting(MAX_START_WAIT_MS);
+    const own = await next;
+    expect(held).not.toContain(own);
+    expect(enginesCreated()).toBe(before + BUSY_BEFORE_WAIT + 1);
+    for (const e of [...held, own]) releaseEngine(e);
   });
 
   it("where steps hold their engines long, a step waits longer for one (twice the usual hold, bounded)", async () => {
