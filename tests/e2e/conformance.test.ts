@@ -82,36 +82,36 @@ i=0; until grep -q '^listening ' server.out; do i=$((i+1)); [ $i -gt 1200 ] && {
 url=$(sed -n 's/^listening //p' server.out | head -n 1)
 "$@" --url "$url"; rc=$?; kill $server; exit $rc`;
 
-/** Runs the suite with `args`, results under a fresh folder; resolves to every check of the scenario run. */
-function suite(args: string[]): Promise<{ checks: Check[]; log: string }> {
+/**
+ * Runs the suite (`script` around it, see contained) with `args`, its results in a fresh folder under `out`:
+ * that folder, and what it printed with its exit code.
+ */
+function runSuite(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ dir: string; log: string }> {
   const dir = mkdtempSync(join(out, "run-"));
-  const [cmd, argv] = contained(RUN_SUITE, [process.execPath, ...NODE_ARGS, SUITE, ...args, "-o", dir]);
-  return new Promise((resolve, reject) =>
+  const [cmd, argv] = contained(script, [process.execPath, ...NODE_ARGS, SUITE, ...args, "-o", dir]);
+  return new Promise((resolve) =>
     execFile(
       cmd,
       argv,
-      {
-        cwd: dir,
-        timeout: 150_000,
-        env: {
-          ...process.env,
-          NO_COLOR: "1",
-          NODE: process.execPath,
-        },
-      },
-      (e, stdout, stderr) => {
-        const log = `${stdout}\n${stderr}`;
-        // An auth scenario's results are one level down: auth/<name>-<time>/.
-        const runs = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter(
-          (f) => basename(f) === "checks.json",
-        );
-        if (runs.length !== 1)
-          return reject(new Error(`expected one result folder (exit ${e?.code}):\n${log}`));
-        const checks = JSON.parse(readFileSync(join(dir, runs[0]!), "utf8")) as Check[];
-        resolve({ checks, log });
-      },
+      { cwd: dir, timeout: 150_000, env: { ...process.env, NO_COLOR: "1", NODE: process.execPath, ...env } },
+      (e, stdout, stderr) => resolve({ dir, log: `exit ${e?.code ?? 0}\n${stdout}\n${stderr}` }),
     ),
   );
+}
+
+/** Runs one scenario of the suite with `args`; resolves to every check of it. */
+async function suite(args: string[]): Promise<{ checks: Check[]; log: string }> {
+  const { dir, log } = await runSuite(RUN_SUITE, args);
+  // An auth scenario's results are one level down: auth/<name>-<time>/.
+  const runs = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter(
+    (f) => basename(f) === "checks.json",
+  );
+  if (runs.length !== 1) throw new Error(`expected one result folder:\n${log}`);
+  return { checks: JSON.parse(readFileSync(join(dir, runs[0]!), "utf8")) as Check[], log };
 }
 
 /** The checks that judge (not INFO), as id → status, so a failure shows which check and why. */
@@ -257,26 +257,10 @@ const BUNDLED: Record<string, string> = {
  * ends non-zero, since the scenarios that need the suite's own test tools fail; only the ones below are judged.
  */
 async function serverSuite(server: string): Promise<{ byScenario: Map<string, Check[]>; log: string }> {
-  const dir = mkdtempSync(join(out, `server-${server}-`));
-  const [cmd, argv] = contained(WITH_SERVER, [process.execPath, ...NODE_ARGS, SUITE, "server", "-o", dir]);
-  const log = await new Promise<string>((resolve) =>
-    execFile(
-      cmd,
-      argv,
-      {
-        cwd: dir,
-        timeout: 150_000,
-        env: {
-          ...process.env,
-          NO_COLOR: "1",
-          NODE: process.execPath,
-          SERVER: join(PACKAGE_ROOT, `dist/mcp_servers/${server}/server.js`),
-          SERVER_ARGS: BUNDLED[server]!,
-        },
-      },
-      (e, stdout, stderr) => resolve(`exit ${e?.code ?? 0}\n${stdout}\n${stderr}`),
-    ),
-  );
+  const { dir, log } = await runSuite(WITH_SERVER, ["server"], {
+    SERVER: join(PACKAGE_ROOT, `dist/mcp_servers/${server}/server.js`),
+    SERVER_ARGS: BUNDLED[server]!,
+  });
   // One folder per scenario: server-<scenario>-<ISO time with dashes>/checks.json.
   const byScenario = new Map<string, Check[]>();
   for (const f of readdirSync(dir)) {
