@@ -25,8 +25,33 @@ import type { OtelSettings, OtlpProtocol } from "./settings.js";
 import { SpanWriter, genAiMetrics } from "./spans.js";
 import type { Telemetry } from "./types.js";
 
-/** How long exit waits for the last spans to reach the collector: a slow one costs at most this. */
+/** How long exit waits for the last spans to reach the collector while this process sits idle waiting for it. */
 export const FLUSH_LIMIT_MS = 3000;
+/** However busy this process is (exporting on a starved machine), exit waits for the collector at most this. */
+const FLUSH_CAP_MS = 15_000;
+const FLUSH_CHECK_MS = 250;
+
+/**
+ * Resolves to the wall time waited once the collector has had FLUSH_LIMIT_MS and this process was idle over the
+ * last check (only the collector is holding the flush up), or at FLUSH_CAP_MS. On a busy machine the export's
+ * own work (loading the gRPC client, encoding) is spread over seconds: that is not the collector being slow.
+ */
+function flushLimit(): { reached: Promise<number>; cancel(): void } {
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const reached = new Promise<number>((resolve) => {
+    let last = process.cpuUsage();
+    timer = setInterval(() => {
+      const elapsed = Date.now() - started;
+      const used = process.cpuUsage(last);
+      last = process.cpuUsage();
+      // Busy: a tenth of a CPU or more since the last check.
+      const busy = (used.user + used.system) / 1000 >= FLUSH_CHECK_MS / 10;
+      if (elapsed >= FLUSH_CAP_MS || (elapsed >= FLUSH_LIMIT_MS && !busy)) resolve(elapsed);
+    }, FLUSH_CHECK_MS);
+  });
+  return { reached, cancel: () => clearInterval(timer) };
+}
 const SCOPE = "pda";
 const VERSION = "0.1.0";
 
@@ -150,16 +175,17 @@ export async function startTelemetry(settings: OtelSettings, opts: StartOptions)
     exportBatch: (store, runId) =>
       exportBatch(new SpanWriter(tracer, undefined, writerOptions), store, runId),
     async shutdown() {
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<false>((r) => (timer = setTimeout(() => r(false), FLUSH_LIMIT_MS)));
-      const flushed = await Promise.race([
-        Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]).then(() => true),
-        limit,
+      const limit = flushLimit();
+      const waited = await Promise.race([
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider?.shutdown()]).then(() => undefined),
+        limit.reached,
       ]);
-      clearTimeout(timer);
-      if (flushed) return;
+      limit.cancel();
+      if (waited === undefined) return;
       failed.once(
-        `OpenTelemetry: the collector did not take the last spans within ${FLUSH_LIMIT_MS / 1000} s; they are dropped`,
+        waited >= FLUSH_CAP_MS
+          ? `OpenTelemetry: the last spans were not exported within ${FLUSH_CAP_MS / 1000} s, although this process kept working (the machine may be overloaded); they are dropped`
+          : `OpenTelemetry: the collector did not take the last spans within ${FLUSH_LIMIT_MS / 1000} s; they are dropped`,
       );
       // What the collector still holds must not hold the process beyond the limit.
       agents.cut();
