@@ -21,8 +21,8 @@
  *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
  *                             invoke) until the host takes them (once the sandbox is idle): entries
  *                             "id \x01 kind(0 tool|1 namespace|2 tool answered from the log) \x01 JSON name \x01 tagged JSON
- *                             arguments array"
- *                             joined by \x02
+ *                             arguments array", or "n \x01 3" for the next n calls answered from the log whose
+ *                             requests were the logged ones to the letter; joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
  * \x00 because the strings cross as C strings.
  */
@@ -131,9 +131,19 @@ const pending = O.create(null);
 let outbox = "";
 let nextId = 0, toolCalls = 0;
 // A durable step run again (sandbox.ts replayTexts): by tool call position, [ok, payload] as settle takes it,
-// or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it still goes
-// to the host (kind 2), which checks it against the log before any later call is made.
-let toolSeq = 0;
+// with the logged call's JSON name and arguments text when the host sent them, or 0 where the call goes to the
+// host. Such a call settles here at once, with no round trip; it still goes to the host, which checks it
+// against the log before any later call is made: whole (kind 2), or, when its request is the logged text, only
+// counted (kind 3, a run of such calls in one entry), since there is nothing in it the log does not hold.
+let toolSeq = 0, asLogged = 0;
+function post(request) {
+  if (asLogged !== 0) {
+    const run = asLogged + "\x013";
+    asLogged = 0;
+    outbox = outbox === "" ? run : outbox + "\x02" + run;
+  }
+  if (request !== "") outbox = outbox === "" ? request : outbox + "\x02" + request;
+}
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
   // Namespace calls count too: they are host work the code asks for, as tool calls are.
@@ -150,8 +160,8 @@ function invoke(kind, jsonName, name, args) {
     const seq = toolSeq++;
     if (seq < replay.length && (logged = replay[seq]) !== 0) kind = 2;
   }
-  const request = id + "\x01" + kind + "\x01" + jsonName + "\x01" + json;
-  outbox = outbox === "" ? request : outbox + "\x02" + request;
+  if (kind === 2 && logged[3] === json && logged[2] === jsonName) asLogged++;
+  else post(id + "\x01" + kind + "\x01" + jsonName + "\x01" + json);
   const promise = new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
   if (logged !== 0) settle(id, logged[0], logged[1]);
   return promise;
@@ -171,6 +181,7 @@ function settle(id, ok, text) {
   p[0](value);
 }
 function collect() {
+  post("");
   const requests = outbox;
   outbox = "";
   return requests;

@@ -86,30 +86,35 @@ interface Ready {
 }
 
 /** A name from the sandbox as error messages show it: cut, since the code may send megabytes. */
+type ReplayText = 0 | [0 | 1, string] | [0 | 1, string, string, string];
+
 /**
  * The outcomes the engine hands the code, as its settle payloads: [1, tagged JSON] or [0, error JSON], 0 where
- * the call must reach the host. The first that cannot cross (not encodable, too large) ends the list: from
- * there the host replays, and says why the way a live call would.
+ * the call must reach the host; then, where the log has the call whole, its JSON name and its arguments as the
+ * engine encodes them, which a call of plain JSON arguments in sorted key order sends to the letter. The
+ * first that cannot cross (not encodable, too large) ends the list: from there the host replays, and says why
+ * the way a live call would.
  */
-function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: number): (0 | [0 | 1, string])[] {
-  const texts: (0 | [0 | 1, string])[] = [];
+function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: number): ReplayText[] {
+  const texts: ReplayText[] = [];
   for (const o of outcomes) {
     if (o === null) {
       texts.push(0);
       continue;
     }
-    if (!o.ok) {
-      texts.push([0, JSON.stringify({ code: o.code, tool: o.tool, message: o.message })]);
-      continue;
+    let payload: [0 | 1, string];
+    if (!o.ok) payload = [0, JSON.stringify({ code: o.code, tool: o.tool, message: o.message })];
+    else {
+      let text: string;
+      try {
+        text = encode(o.value);
+      } catch {
+        break;
+      }
+      if (text.length > maxChars) break;
+      payload = [1, text];
     }
-    let text: string;
-    try {
-      text = encode(o.value);
-    } catch {
-      break;
-    }
-    if (text.length > maxChars) break;
-    texts.push([1, text]);
+    texts.push(o.logged ? [...payload, JSON.stringify(o.logged.name), `[${o.logged.argsJson}]`] : payload);
   }
   while (texts.length > 0 && texts[texts.length - 1] === 0) texts.pop();
   return texts;
@@ -424,6 +429,10 @@ class StepRun {
   private startCalls(text: string): void {
     for (const request of text.split("\x02")) {
       const [id, kind, name, json] = request.split("\x01");
+      if (kind === "3" && name === undefined) {
+        if (!this.matchedLog(id ?? "")) return;
+        continue;
+      }
       let tool: unknown;
       try {
         tool = JSON.parse(name ?? "");
@@ -453,6 +462,34 @@ class StepRun {
     this.confirmReplayed();
   }
 
+  /**
+   * `count` calls the engine answered with their logged outcomes, each request the logged one to the letter
+   * (the engine compared them): counted, and confirmed as the log's own calls. False when the engine claims
+   * positions the log has no call to compare with (the step ends).
+   */
+  private matchedLog(count: string): boolean {
+    const outcomes = this.replay?.outcomes;
+    const n = /^[1-9]\d{0,14}$/.test(count) ? Number(count) : 0;
+    if (!outcomes || n === 0 || this.toolSeq + n > outcomes.length) {
+      this.fatal ??= { code: "SANDBOX_RUNTIME", message: "the sandbox sent a malformed tool call" };
+      return false;
+    }
+    for (let i = 0; i < n; i++) {
+      const seq = this.toolSeq;
+      const outcome = outcomes[seq];
+      const info = outcome?.logged && this.byName.get(outcome.logged.name);
+      if (!outcome?.logged) {
+        this.fatal ??= { code: "SANDBOX_RUNTIME", message: "the sandbox sent a malformed tool call" };
+        return false;
+      }
+      if (!this.countCall(outcome.logged.name)) return false;
+      this.toolSeq++;
+      this.replayed.push({ seq, asLogged: true });
+      if (info) this.recordLogged(info, outcome);
+    }
+    return true;
+  }
+
   /** A call the engine answered with its logged outcome: what it asks for now, to check against the log. */
   private answeredFromLog(name: string, json: string): void {
     const seq = this.toolSeq++;
@@ -471,18 +508,21 @@ class StepRun {
       }
     }
     this.replayed.push({ seq, call });
-    if (info && outcome) {
-      const started = performance.now();
-      if (outcome.ok) this.record(info, started, true, 0);
-      else
-        this.record(
-          info,
-          started,
-          false,
-          0,
-          new ToolError(outcome.code as ToolErrorCode, outcome.tool, outcome.message),
-        );
-    }
+    if (info && outcome) this.recordLogged(info, outcome);
+  }
+
+  /** The step's record of a call answered from the log: no time, the logged outcome. */
+  private recordLogged(info: ToolInfo, outcome: ReplayOutcome): void {
+    const started = performance.now();
+    if (outcome.ok) this.record(info, started, true, 0);
+    else
+      this.record(
+        info,
+        started,
+        false,
+        0,
+        new ToolError(outcome.code as ToolErrorCode, outcome.tool, outcome.message),
+      );
   }
 
   private confirmReplayed(): void {

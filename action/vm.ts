@@ -81,10 +81,13 @@ export function waitForHost(
   }
 }
 
-/** How many of the collected calls wait on the host: not those the prelude answered from the log (kind 2). */
+/** How many of the collected calls wait on the host: not those the prelude answered from the log (kinds 2, 3). */
 function awaited(calls: string): number {
   let n = 0;
-  for (const request of calls.split("\x02")) if (request.split("\x01", 2)[1] !== "2") n++;
+  for (const request of calls.split("\x02")) {
+    const kind = request.split("\x01", 2)[1];
+    if (kind !== "2" && kind !== "3") n++;
+  }
   return n;
 }
 

@@ -20,6 +20,8 @@ export interface LoggedCall {
   server: string;
   tool: string;
   args_sha: string | null;
+  /** The arguments as the log keeps them (sorted keys, redacted): a replayed call sent as this text is the same. */
+  args_json: string | null;
   state: ToolCallState;
   ok: boolean;
   error_kind: string | null;

@@ -84,15 +84,25 @@ export interface ToolHost {
   replay?(): StepReplay | undefined;
 }
 
-/** A logged outcome as the code sees it again: the value, or the ToolError it threw. */
-export type ReplayOutcome =
-  { ok: true; value: unknown } | { ok: false; code: string; tool: string; message: string };
+/**
+ * A logged outcome as the code sees it again: the value, or the ToolError it threw; with the logged call (its
+ * qualified tool name and arguments as the log keeps them) when the sandbox may check the call it now makes
+ * against it itself.
+ */
+export type ReplayOutcome = (
+  { ok: true; value: unknown } | { ok: false; code: string; tool: string; message: string }
+) & { logged?: { name: string; argsJson: string } };
 
 /** A call the sandbox answered from the log: where the code made it, and what it asked for in this run. */
 export interface ReplayedCall {
   seq: number;
   /** The qualified tool name and the arguments it would be sent; undefined when no tool takes the call now. */
   call?: { name: string; args: Record<string, unknown> };
+  /**
+   * The sandbox found the call's request the very text of the logged call (ReplayOutcome.logged): the same
+   * tool and arguments, so there is nothing of it to decode or compare; `call` is left out.
+   */
+  asLogged?: true;
 }
 
 export interface StepReplay {

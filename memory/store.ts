@@ -551,7 +551,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     this.flushCalls();
     const rows = stmt<LoggedCallDbRow>(
       this.db,
-      `SELECT seq, server, tool, args_sha, state, ok, error_kind, error_message, result_json FROM tool_calls
+      `SELECT seq, server, tool, args_sha, args_json, state, ok, error_kind, error_message, result_json FROM tool_calls
         WHERE session_id = ? AND step_index = ? AND seq IS NOT NULL AND state != 'replayed' ORDER BY seq, id`,
     ).all(sessionId, stepIndex);
     const bySeq = new Map<number, LoggedCall>();

@@ -113,4 +113,82 @@ describe("replaying a step's logged calls", () => {
     expect(r.order).toEqual(["confirm 0,1", "call text.echo"]);
     expect(r.seqs).toEqual([2]);
   });
+
+  describe("calls sent as the log has them", () => {
+    const logged = (value: number, argsJson: string): ReplayOutcome => ({
+      ok: true,
+      value,
+      logged: { name: "math.add", argsJson },
+    });
+
+    it("are only counted: the host learns their places, not their arguments, and the step's records hold them", async () => {
+      const r = replaying([logged(100, '{"a":0,"b":1}'), logged(200, '{"a":1,"b":1}')]);
+      const run = await runCode(
+        "let s = 0; for (let i = 0; i < 2; i++) s += await add({ a: i, b: 1 }); return s;",
+        r.host,
+        limits(),
+      );
+      expect(run.error).toBeUndefined();
+      expect(run.value).toBe(300);
+      expect(r.inner.received).toEqual([]);
+      expect(r.confirmed).toEqual([
+        [
+          { seq: 0, asLogged: true },
+          { seq: 1, asLogged: true },
+        ],
+      ]);
+      expect(run.tool_calls.map((c) => [c.server, c.tool, c.ok])).toEqual([
+        ["math", "add", true],
+        ["math", "add", true],
+      ]);
+    });
+
+    it("a call sent otherwise (other arguments, positional ones, another order of keys) goes to the host whole, in its place", async () => {
+      const r = replaying([
+        logged(1, '{"a":0,"b":1}'),
+        logged(2, '{"a":5,"b":1}'),
+        logged(3, '{"a":2,"b":1}'),
+        logged(4, '{"a":3,"b":1}'),
+      ]);
+      const run = await runCode(
+        "const a = await add({ a: 0, b: 1 }); const b = await add({ a: 1, b: 1 }); const c = await add(2, 1); const d = await add({ b: 1, a: 3 }); return [a, b, c, d];",
+        r.host,
+        limits(),
+      );
+      expect(run.value).toEqual([1, 2, 3, 4]);
+      expect(r.confirmed).toEqual([
+        [
+          { seq: 0, asLogged: true },
+          { seq: 1, call: { name: "math.add", args: { a: 1, b: 1 } } },
+          { seq: 2, call: { name: "math.add", args: { a: 2, b: 1 } } },
+          { seq: 3, call: { name: "math.add", args: { a: 3, b: 1 } } },
+        ],
+      ]);
+    });
+
+    it("count toward max_tool_calls as every call does", async () => {
+      const r = replaying([logged(1, '{"a":0,"b":1}'), logged(2, '{"a":1,"b":1}')]);
+      const run = await runCode(
+        "let s = 0; for (let i = 0; i < 2; i++) s += await add({ a: i, b: 1 }); return s;",
+        r.host,
+        limits({ max_tool_calls: 1 }),
+      );
+      expect(run.ok).toBe(false);
+      expect(run.error?.code).toBe("SANDBOX_TOOL_LIMIT");
+    });
+
+    it("a logged call without its text (the log redacted or cut it) goes to the host whole", async () => {
+      const r = replaying([logged(1, '{"a":0,"b":1}'), { ok: true, value: 2 }]);
+      const run = await runCode(
+        "await add({ a: 0, b: 1 }); return await add({ a: 1, b: 1 });",
+        r.host,
+        limits(),
+      );
+      expect(run.value).toBe(2);
+      expect(r.confirmed.flat()).toEqual([
+        { seq: 0, asLogged: true },
+        { seq: 1, call: { name: "math.add", args: { a: 1, b: 1 } } },
+      ]);
+    });
+  });
 });

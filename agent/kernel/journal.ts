@@ -211,7 +211,12 @@ export class StepJournal {
       }
       const value = c.state === "done" ? parsedResult(c) : NOT_REPLAYABLE;
       if (c.ok ? value === NOT_REPLAYABLE : c.state !== "done") break;
-      outcomes.push(c.ok ? { ok: true, value } : { ok: false, ...loggedError(c) });
+      const outcome: ReplayOutcome = c.ok ? { ok: true, value } : { ok: false, ...loggedError(c) };
+      // The sandbox may match the call against the logged text itself only if that text is the arguments
+      // whole: not redacted or cut (then it would not hash to the logged arguments' hash).
+      if (c.args_json !== null && c.args_sha !== null && argsSha(c.args_json) === c.args_sha)
+        outcome.logged = { name: `${c.server}.${c.tool}`, argsJson: c.args_json };
+      outcomes.push(outcome);
     }
     while (outcomes.length > 0 && outcomes[outcomes.length - 1] === null) outcomes.pop();
     if (outcomes.length === 0) return undefined;
@@ -229,10 +234,16 @@ export class StepJournal {
     // Confirmed together, at one time: one clock reading for all their rows.
     const at = this.iso();
     const body = () => {
-      for (const { seq, call } of calls) {
+      for (const { seq, call, asLogged } of calls) {
         st.next = Math.max(st.next, seq + 1);
         if (st.broken) return; // past a mismatch the outcomes the code got mean nothing; the step fails
         const logged = st.log.get(seq)!;
+        // The very call logged: its own ids, once a tool still takes it.
+        if (asLogged && byName.has(`${logged.server}.${logged.tool}`)) {
+          const ids = { seq, args_sha: logged.args_sha!, args_json: logged.args_json! };
+          this.logReplayed(options, logged, ids, logged.result_json ?? undefined, at);
+          continue;
+        }
         const name = call?.name ?? `${logged.server}.${logged.tool}`;
         const info = call && byName.get(call.name);
         const ids = callIds(seq, call?.args ?? null);
@@ -395,13 +406,11 @@ function callIds(
   args: Record<string, unknown> | null,
 ): Pick<ToolCallRecord, "seq" | "args_sha" | "args_json"> {
   const argsJson = canonicalJson(args);
-  return {
-    seq,
-    // One-shot: a Hash object per call costs more than the hashing of a few hundred bytes.
-    args_sha: hash("sha256", argsJson, "hex").slice(0, 32),
-    args_json: argsJson,
-  };
+  return { seq, args_sha: argsSha(argsJson), args_json: argsJson };
 }
+
+// One-shot: a Hash object per call costs more than the hashing of a few hundred bytes.
+const argsSha = (argsJson: string) => hash("sha256", argsJson, "hex").slice(0, 32);
 
 /** The ToolError a logged failure is thrown as again. */
 function loggedError(c: LoggedCall): { code: ToolErrorCode; tool: string; message: string } {
