@@ -162,23 +162,25 @@ function invoke(kind, jsonName, name, args) {
   }
   if (kind === 2 && logged[3] === json && logged[2] === jsonName) asLogged++;
   else post(id + "\x01" + kind + "\x01" + jsonName + "\x01" + json);
-  const promise = new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
-  if (logged !== 0) settle(id, logged[0], logged[1]);
-  return promise;
+  // Answered from the log: settled now, with nothing left pending.
+  if (logged !== 0) return answer(_resolve, _reject, logged[0], logged[1]);
+  return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
   id |= 0; // it comes as a float: as an int it is a cheaper property key
   const p = pending[id];
   if (p === undefined) return;
   delete pending[id];
+  answer(p[0], p[1], ok, text);
+}
+function answer(resolve, reject, ok, text) {
   if (ok !== 1) {
     const e = _parse(text);
-    p[1](new ToolError(e.code, e.tool, e.message));
-    return;
+    return reject(new ToolError(e.code, e.tool, e.message));
   }
   let value;
-  try { value = decode(text); } catch (e) { p[1](e); return; }
-  p[0](value);
+  try { value = decode(text); } catch (e) { return reject(e); }
+  return resolve(value);
 }
 function collect() {
   post("");
