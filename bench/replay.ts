@@ -5,7 +5,9 @@
  *   - replayed: the same step run again over its log (what a resume does), against making its 100 calls for
  *     real, in process (the cheapest call there is) and to the bundled math server over stdio (a real one).
  * The store is a SessionStore on a file. Each figure is the median of --rounds runs; variants alternate so
- * noise falls on all. Each step is timed twice: wall time, and this process's CPU time (main thread and the
+ * noise falls on all. The ratio and the differences compared with the goals are paired: taken within each
+ * round, between steps run one after the other, then the median over the rounds (with the quartiles), since
+ * this machine's speed drifts between rounds more than the figures differ. Each step is timed twice: wall time, and this process's CPU time (main thread and the
  * sandbox's thread, user + system), which a loaded machine inflates far less. The in-process figures and
  * ratios are CPU time; the stdio ones are wall time (the server's own CPU is in another process). Prints JSON.
  *
@@ -116,17 +118,48 @@ const unlogged =
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Per call, in ms: the median step's wall and CPU time over CALLS. */
-async function measure(variants: Record<string, Variant>): Promise<Record<string, Took>> {
+const quartiles = (xs: number[]): [number, number] => {
+  const s = [...xs].sort((a, b) => a - b);
+  return [s[Math.floor((s.length - 1) / 4)]!, s[Math.ceil(((s.length - 1) * 3) / 4)]!];
+};
+
+interface Measured {
+  /** Per call, in ms: the median step's wall and CPU time over CALLS. */
+  median: Record<string, Took>;
+  /** Each round's steps, per call, in ms. */
+  rounds: Record<string, Took[]>;
+}
+
+async function measure(variants: Record<string, Variant>): Promise<Measured> {
   const times: Record<string, Took[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   for (const v of Object.values(variants)) await v(); // warm-up
-  for (let r = 0; r < ROUNDS; r++) for (const [k, v] of Object.entries(variants)) times[k]!.push(await v());
-  return Object.fromEntries(
-    Object.entries(times).map(([k, xs]) => [
-      k,
-      { wall: median(xs.map((x) => x.wall)) / CALLS, cpu: median(xs.map((x) => x.cpu)) / CALLS },
-    ]),
-  );
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [k, v] of Object.entries(variants)) {
+      const t = await v();
+      times[k]!.push({ wall: t.wall / CALLS, cpu: t.cpu / CALLS });
+    }
+  return {
+    rounds: times,
+    median: Object.fromEntries(
+      Object.entries(times).map(([k, xs]) => [
+        k,
+        { wall: median(xs.map((x) => x.wall)), cpu: median(xs.map((x) => x.cpu)) },
+      ]),
+    ),
+  };
+}
+
+/** f of two variants' steps within each round: the median over the rounds, and the quartiles. */
+function paired(
+  m: Measured,
+  a: string,
+  b: string,
+  f: (a: Took, b: Took) => number,
+  round: (x: number) => number,
+) {
+  const xs = m.rounds[a]!.map((x, i) => f(x, m.rounds[b]![i]!));
+  const [q1, q3] = quartiles(xs);
+  return { median: round(median(xs)), quartiles: [round(q1), round(q3)] };
 }
 
 const onlyInProcess = values.only === "in_process";
@@ -157,7 +190,9 @@ try {
       })
     : undefined;
   const us = (ms: number) => Math.round(ms * 1000 * 10) / 10;
-  const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+  const hundredths = (x: number) => Math.round(x * 100) / 100;
+  const ratio = (a: number, b: number) => hundredths(a / b);
+  const added = (a: string, b: string) => paired(inproc, a, b, (x, y) => x.cpu - y.cpu, us);
   const cpu = (t: Record<string, Took>) =>
     Object.fromEntries(Object.entries(t).map(([k, v]) => [k, us(v.cpu)]));
   const wall = (t: Record<string, Took>) =>
@@ -168,16 +203,21 @@ try {
         calls_per_step: CALLS,
         rounds: ROUNDS,
         machine: { cpus: cpus().length, loadavg: loadavg().map((l) => Math.round(l * 10) / 10) },
-        per_call_cpu_us: { in_process: cpu(inproc) },
-        per_call_wall_us: { in_process: wall(inproc), ...(stdio && { stdio_math: wall(stdio) }) },
+        per_call_cpu_us: { in_process: cpu(inproc.median) },
+        per_call_wall_us: {
+          in_process: wall(inproc.median),
+          ...(stdio && { stdio_math: wall(stdio.median) }),
+        },
         logging_added_per_live_call_cpu_us: {
-          vs_one_row_after_the_call: us(inproc.journaled_live!.cpu - inproc.logged_after!.cpu),
-          vs_no_log: us(inproc.journaled_live!.cpu - inproc.unlogged!.cpu),
+          vs_one_row_after_the_call: added("journaled_live", "logged_after"),
+          vs_no_log: added("journaled_live", "unlogged"),
           goal: 20,
         },
         replay_per_call_vs_real_call: {
-          in_process_cpu: ratio(inproc.replayed!.cpu, inproc.unlogged!.cpu),
-          ...(stdio && { stdio_math_server_wall: ratio(stdio.replayed!.wall, stdio.unlogged!.wall) }),
+          in_process_cpu: paired(inproc, "replayed", "unlogged", (x, y) => x.cpu / y.cpu, hundredths),
+          ...(stdio && {
+            stdio_math_server_wall: ratio(stdio.median.replayed!.wall, stdio.median.unlogged!.wall),
+          }),
           goal: 0.2,
         },
       },
