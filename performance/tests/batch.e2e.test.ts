@@ -186,7 +186,7 @@ describe("pda batch, end to end", () => {
     } finally {
       sqlite.close();
     }
-  });
+  }, 180_000); // 60 queries through 1 s retry delays: ~20 s quiet, past a minute beside a burst of processes
 
   it("--max-cost-usd is a per-query cost budget: a query that spends more ends budget_exhausted", async () => {
     const input = join(dir, "queries.csv");
