@@ -57,7 +57,7 @@ export const FOLD_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, s
   SELECT @session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
   @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord
   WHERE NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = @session_id AND c.step_index = @step_index
-    AND c.seq = @seq AND c.ord = @ord)`;
+    AND c.seq = @seq AND c.state != 'replayed' AND c.ord = @ord)`;
 
 /** A finished row as a resumed step sees it. */
 export function loggedCall(c: CallDbRow): LoggedCall {

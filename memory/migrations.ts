@@ -351,6 +351,17 @@ INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, a
 DELETE FROM tool_calls WHERE state = 'sent';
 DROP INDEX tool_calls_sent;`,
   },
+  {
+    version: 15,
+    name: "durable CODE steps: the step index leaves out replayed calls",
+    // Every resume of a step adds a replayed row per call it replays, and the reads by step (a resume's log, an
+    // intent's finished row) skip those rows: with them in the index, each resume of a step read all of its
+    // earlier resumes' rows too. Replayed rows are found through tool_calls_session, as every row is.
+    sql: `
+DROP INDEX tool_calls_step;
+CREATE INDEX tool_calls_step ON tool_calls(session_id, step_index, seq)
+  WHERE seq IS NOT NULL AND state != 'replayed';`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

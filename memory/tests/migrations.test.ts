@@ -107,4 +107,24 @@ describe("migrations", () => {
       store.close();
     }
   });
+  it("index a step's logged calls without their replays, so a step resumed many times reads only its log", () => {
+    const store = SessionStore.open(fixtureDb());
+    try {
+      const plan = (sql: string) =>
+        (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all("s", 0) as Array<{ detail: string }>)
+          .map((r) => r.detail)
+          .join("; ");
+      const { sql } = store.db
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'tool_calls_step'")
+        .get() as { sql: string };
+      expect(sql).toContain("state != 'replayed'");
+      // The resume's read of a step's log goes through it.
+      expect(
+        plan(`SELECT seq FROM tool_calls WHERE session_id = ? AND step_index = ? AND seq IS NOT NULL
+          AND state != 'replayed' ORDER BY seq, id`),
+      ).toContain("USING INDEX tool_calls_step");
+    } finally {
+      store.close();
+    }
+  });
 });
