@@ -108,8 +108,9 @@ const node = process.execPath;
 const db = join(dir, "pda.db");
 const pda = (config: string, ...args: string[]) => [node, MAIN, "--config", config, "--db", db, ...args];
 const run = (config: string) => pda(config, "run", DEMO_QUERY, "--model", `scripted:${DEMO_MODEL}`, "--json");
-/** The same command line with the --before build's main.js. */
-const before = (argv: string[]) => argv.map((a) => (a === MAIN ? BEFORE! : a));
+/** The same command line with the --before build's main.js, on a store of its own (its schema may be older). */
+const before = (argv: string[]) =>
+  argv.map((a) => (a === MAIN ? BEFORE! : a === db ? join(dir, "pda-before.db") : a));
 
 const COMMANDS: Record<string, string[]> = {
   node_e0: [node, "-e", "0"],

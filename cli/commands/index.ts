@@ -23,7 +23,11 @@ const entry = (name: string, [term, description]: [string, string], load: Comman
   name,
   term,
   description,
-  load,
+  // zod's settings first: they apply to the schemas the command's modules build as they load.
+  load: async () => {
+    await import("../../core/zod-config.js");
+    return load();
+  },
 });
 
 /* Each `import()` names its module literally so the bundler and tsc see every command. */

@@ -7,6 +7,8 @@
  * search when the last scan is older than --rescan-ms (default 30 s), and on `reindex_documents`.
  * convert_html_to_markdown fetches public addresses only, unless PDA_WEB_ALLOW_PRIVATE allows more.
  */
+// zod's settings first: they apply to the schemas the imports below build as they load.
+import "../../core/zod-config.js";
 import { createHash } from "node:crypto";
 import { answer as answerWith } from "../common/answer.js";
 import { mkdirSync } from "node:fs";

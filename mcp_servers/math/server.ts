@@ -5,6 +5,8 @@
  * (2025 and 2026-07-28), stateless.
  * Each tool answers with its value as JSON text (a number or a list), so hub callers get the bare value.
  */
+// zod's settings first: they apply to the schemas the imports below build as they load.
+import "../../core/zod-config.js";
 import { fileURLToPath } from "node:url";
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";

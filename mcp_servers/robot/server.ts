@@ -10,6 +10,8 @@
  *   --report FILE            (PDA_ROBOT_REPORT)    append one JSON line per finished or abandoned episode
  * The physics engine loads on the first reset, so the server starts fast.
  */
+// zod's settings first: they apply to the schemas the imports below build as they load.
+import "../../core/zod-config.js";
 import { appendFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";

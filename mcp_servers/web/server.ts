@@ -9,6 +9,8 @@
  * endpoint, chosen by whoever configured the server, is always allowed. Offline, every tool answers with an
  * error that says so (DNS failure, refused connection, timeout), never a hang.
  */
+// zod's settings first: they apply to the schemas the imports below build as they load.
+import "../../core/zod-config.js";
 import { isIP } from "node:net";
 import { fileURLToPath } from "node:url";
 import { answer as answerWith } from "../common/answer.js";
