@@ -1,8 +1,10 @@
 /**
  * Start-up cost of the bundled MCP servers: each is spawned the way the hub does (command, args, env and cwd
- * from config/mcp_server_config.yaml, the SDK's safe environment), sent `initialize` over stdio, and measured
- * when it answers: the child's CPU (utime + stime from /proc/<pid>/stat) and the wall time since the spawn.
- * Beside them, in the same run, `node -e 0` (its CPU from the waiting shell's cutime + cstime). Prints JSON.
+ * from config/mcp_server_config.yaml, the SDK's safe environment; from its start-up snapshot when it has one
+ * that fits, hub/snapshot.ts), sent `initialize` over stdio, and measured when it answers: the child's CPU
+ * (utime + stime from /proc/<pid>/stat) and the wall time since the spawn. Beside them, in the same run: each
+ * server started from its bundle (as without snapshots), and `node -e 0` (its CPU from the waiting shell's
+ * cutime + cstime). Prints JSON.
  *   node dist/bench/servers.js [--rounds 7] [--config config/mcp_server_config.yaml]
  * Rounds go server by server in turn, so load on the shared machine hits each alike; figures are medians.
  * Target (#16): each server answers initialize within 0.2 CPU-seconds. Linux only (/proc).
@@ -13,7 +15,7 @@ import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import { distPath } from "../core/index.js";
-import { loadHubConfig } from "../mcp_servers/index.js";
+import { loadHubConfig, snapshotLaunch } from "../mcp_servers/index.js";
 
 const { values } = parseArgs({ options: { rounds: { type: "string" }, config: { type: "string" } } });
 const ROUNDS = Number(values.rounds ?? 7);
@@ -112,15 +114,25 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const config = loadHubConfig(CONFIG);
 const servers = config.servers.filter((s) => s.enabled !== false && s.command);
 const baseEnv = getDefaultEnvironment();
-const samples = new Map<string, Sample[]>([
-  ["node -e 0", []],
-  ...servers.map((s) => [s.id, []] as [string, Sample[]]),
-]);
+const launches = servers.map((s) => {
+  const env = { ...baseEnv, ...s.env };
+  const bundle = { command: s.command!, args: s.args ?? [] };
+  return { id: s.id, env, cwd: s.cwd, bundle, snapshot: snapshotLaunch(bundle, env, s.cwd) };
+});
+const samples = new Map<string, Sample[]>([["node -e 0", []]]);
+const key = (id: string, how: string) => `${id} ${how}`;
+for (const l of launches) for (const how of ["snapshot", "bundle"]) samples.set(key(l.id, how), []);
 
 for (let round = 0; round < ROUNDS; round++) {
   samples.get("node -e 0")!.push(await measureBareNode(baseEnv));
-  for (const s of servers) {
-    samples.get(s.id)!.push(await measureServer(s.command!, s.args ?? [], { ...baseEnv, ...s.env }, s.cwd));
+  for (const l of launches) {
+    for (const [how, launch] of [
+      ["snapshot", l.snapshot],
+      ["bundle", l.bundle],
+    ] as const) {
+      if (!launch) continue;
+      samples.get(key(l.id, how))!.push(await measureServer(launch.command, launch.args, l.env, l.cwd));
+    }
   }
 }
 
@@ -137,16 +149,24 @@ const result = {
   loadavg_1m: r3(loadavg()[0]!),
   target_cpu_s: TARGET_CPU_S,
   baseline: { "node -e 0": baseline },
+  // `started_as` is how the hub starts it; the target applies to that start.
   servers: Object.fromEntries(
-    servers.map((s) => {
-      const m = summary(samples.get(s.id)!);
+    launches.map((l) => {
+      const bundle = summary(samples.get(key(l.id, "bundle"))!);
+      const snapshot = l.snapshot ? summary(samples.get(key(l.id, "snapshot"))!) : undefined;
+      const m = snapshot ?? bundle;
       return [
-        s.id,
+        l.id,
         {
+          started_as: snapshot ? "snapshot" : "bundle",
           ...m,
           cpu_over_node: r3(m.cpu_s / Math.max(baseline.cpu_s, 0.01)),
           cpu_over_target: r3(m.cpu_s / TARGET_CPU_S),
           meets_target: m.cpu_s <= TARGET_CPU_S,
+          ...(snapshot && {
+            from_bundle: bundle,
+            snapshot_cpu_over_bundle: r3(snapshot.cpu_s / bundle.cpu_s),
+          }),
         },
       ];
     }),

@@ -3,7 +3,9 @@
  * reports it) and wall time of `pda --version`, `pda --help`, `pda tools` and the scripted calculator demo,
  * each next to its baseline measured in the same round: `node -e 0` for the first two, the plain MCP SDK
  * client doing the same work (bench/startup-minimal.ts) for the others. `tools` and `run` are measured with
- * the bundled config (every server) and with a config holding only the math server. The order of the
+ * the bundled config (every server) and with a config holding only the math server; the math-only run also
+ * with PDA_SNAPSHOTS=0 (`run_math_from_bundle`: its server started from its bundle, as the minimal script
+ * starts it, not from its start-up snapshot, hub/snapshot.ts). The order of the
  * commands alternates between rounds; each figure is the median of its per-round ratios. Also the number of
  * modules each command loads, and optionally how many of N concurrent scripted runs succeed with their tools.
  * Prints JSON.
@@ -79,7 +81,7 @@ interface Cost {
  * Run argv under GNU time: CPU of the process and of the children it waited for, and wall time, per run. GNU
  * time counts in hundredths of a second, so a short command runs `reps` times in one measurement.
  */
-function measure(argv: string[], reps = 1): Promise<Cost> {
+function measure(argv: string[], reps = 1, extraEnv: NodeJS.ProcessEnv = {}): Promise<Cost> {
   const out = join(dir, `time-${process.hrtime.bigint()}.txt`);
   const loop = 'i=0; while [ $i -lt "$0" ]; do "$@" > /dev/null || exit $?; i=$((i+1)); done';
   const cmd = reps > 1 ? ["sh", "-c", loop, String(reps), ...argv] : argv;
@@ -87,7 +89,7 @@ function measure(argv: string[], reps = 1): Promise<Cost> {
     const child = execFile(
       "/usr/bin/time",
       ["-f", "%U %S %e", "-o", out, ...cmd],
-      { env, cwd: dir, timeout: 120_000, maxBuffer: 16 << 20 },
+      { env: { ...env, ...extraEnv }, cwd: dir, timeout: 120_000, maxBuffer: 16 << 20 },
       (err, stdout, stderr) => {
         const [u, s, e] = readFileSync(out, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number);
         rmSync(out, { force: true });
@@ -121,8 +123,13 @@ const COMMANDS: Record<string, string[]> = {
   tools_bundled: pda(BUNDLED_CONFIG, "tools"),
   minimal_calls: [node, MINIMAL, "calls", DEMO_MODEL],
   run_math: run(MATH_CONFIG),
+  // The same run with its server started from its bundle, as the minimal script starts it (no snapshot).
+  run_math_from_bundle: run(MATH_CONFIG),
   run_bundled: run(BUNDLED_CONFIG),
 };
+
+/** Environment added for a command. */
+const ENVS: Record<string, NodeJS.ProcessEnv> = { run_math_from_bundle: { PDA_SNAPSHOTS: "0" } };
 
 /** Runs per measurement of the commands that take a few hundredths of a second. */
 const REPS: Record<string, number> = {
@@ -140,6 +147,7 @@ const RATIOS: Record<string, [string, string]> = {
   tools_math: ["tools_math", "minimal_list"],
   tools_bundled: ["tools_bundled", "minimal_list"],
   run_math: ["run_math", "minimal_calls"],
+  run_math_from_bundle: ["run_math_from_bundle", "minimal_calls"],
   run_bundled: ["run_bundled", "minimal_calls"],
 };
 
@@ -162,10 +170,10 @@ async function rounds() {
   const failures: string[] = [];
   const names = Object.keys(COMMANDS);
   // One round unmeasured: the documents index is built, V8's code cache warmed.
-  for (const k of names) await measure(COMMANDS[k]!, REPS[k]);
+  for (const k of names) await measure(COMMANDS[k]!, REPS[k], ENVS[k]);
   for (let r = 0; r < ROUNDS; r++) {
     for (const k of r % 2 ? [...names].reverse() : names) {
-      const c = await measure(COMMANDS[k]!, REPS[k]);
+      const c = await measure(COMMANDS[k]!, REPS[k], ENVS[k]);
       if (c.code !== 0) failures.push(`${k}: exit ${c.code}`);
       costs[k]!.push(c);
     }

@@ -210,8 +210,10 @@ function defaultDbFor(root: string): string {
   return join(envPaths("pda", { suffix: "" }).data, `documents-${id}.db`);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** What the server does when run as a program (also what its start-up snapshot runs: snapshot.ts). */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const { values } = parseArgs({
+    args: argv,
     options: {
       root: { type: "string" },
       db: { type: "string" },
@@ -236,7 +238,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     (e: unknown) => process.stderr.write(`documents: indexing failed: ${(e as Error).message}\n`),
   );
   const rescanMs = values["rescan-ms"] !== undefined ? Number(values["rescan-ms"]) : undefined;
-  await serveEras(() => createDocumentsServer(index, { rescanMs, egress }), process.argv.slice(2), {
+  await serveEras(() => createDocumentsServer(index, { rescanMs, egress }), argv, {
     onShutdown: () => index.close(),
   });
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) void main();

@@ -31,6 +31,7 @@ import { mapCallError, resultBytes } from "./result.js";
 import { CallCancels } from "./cancel.js";
 import { httpTransport } from "./http-transport.js";
 import { StartTimeout, startWait } from "./startwait.js";
+import { snapshotLaunch } from "./snapshot.js";
 
 const cancels = new CallCancels();
 
@@ -139,6 +140,10 @@ export class ServerConnection {
   private closing = false;
   private generation = 0;
   private everConnected = false;
+  /** Whether the process being started runs from its start-up snapshot (hub/snapshot.ts). */
+  private fromSnapshot = false;
+  /** Its snapshot failed to start once: from now on it starts from its bundle. */
+  private snapshotFailed = false;
   /** Shutdowns of dead or failed sessions still under way; close() waits for them. */
   private readonly shutdowns = new Set<Promise<void>>();
 
@@ -218,10 +223,15 @@ export class ServerConnection {
   private makeTransport(): Transport {
     const c = this.config;
     if (c.url) return httpTransport(this.id, c);
+    const env = { ...stringEnv(this.deps.baseEnv), ...c.env };
+    const configured = { command: c.command!, args: c.args };
+    const snapshot = this.snapshotFailed ? undefined : snapshotLaunch(configured, env, c.cwd);
+    this.fromSnapshot = snapshot !== undefined;
+    const launch = snapshot ?? configured;
     return new ChildStdioTransport({
-      command: c.command!,
-      args: c.args,
-      env: { ...stringEnv(this.deps.baseEnv), ...c.env },
+      command: launch.command,
+      args: launch.args,
+      env,
       cwd: c.cwd,
       spawn: this.deps.spawn,
       onStderr: (line) => this.deps.emit({ type: "log", server: this.id, level: "stderr", data: line }),
@@ -300,6 +310,25 @@ export class ServerConnection {
       // Not under the start's signal: the stream outlives the start (aborting it would end the stream).
       if (this.era === "modern") await this.listen(client, generation, options.timeout);
     } catch (e) {
+      if (
+        this.fromSnapshot &&
+        transport instanceof ChildStdioTransport &&
+        transport.hasExited &&
+        !this.closing
+      ) {
+        // A blob that does not fit after all (V8 refuses it with exit code 14): start from the bundle, at once.
+        this.snapshotFailed = true;
+        this.deps.emit({
+          type: "log",
+          server: this.id,
+          level: "warning",
+          data: `its start-up snapshot failed (the process ${transport.describeExit()}); starting it without`,
+        });
+        this.generation++;
+        this.track(closeQuietly(client, transport));
+        wait.dispose();
+        return this.doConnect();
+      }
       // The SDK turns the wait's abort reason into a string; its own message says more.
       const gaveUp = wait.signal.reason;
       const why = gaveUp instanceof StartTimeout ? gaveUp.message : this.describeFailure(transport, e);

@@ -9,3 +9,10 @@ export { loadHubConfig, parseHubConfig, hubConfigFromObject, HubConfigSchema } f
 export type { HubConfig, HubConfigInput, IdpConfig, ServerConfig } from "./config.js";
 export type { HubEvent, HubEventListener, ServerState, ServerStatus } from "./events.js";
 export type { SpawnFn } from "./stdio.js";
+export {
+  snapshotLaunch,
+  SnapshotManifest,
+  SNAPSHOT_DIR,
+  SNAPSHOT_MANIFEST,
+  type Launch,
+} from "./snapshot.js";

@@ -99,6 +99,9 @@ export function createMathServer(): McpServer {
   return server;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await serveEras(createMathServer);
+/** What the server does when run as a program (also what its start-up snapshot runs: snapshot.ts). */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  await serveEras(createMathServer, argv);
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) void main();

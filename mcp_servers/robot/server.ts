@@ -87,10 +87,11 @@ export function createRobotServer(
   return { server, env: handle.env };
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** What the server does when run as a program (also what its start-up snapshot runs: snapshot.ts). */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   let options: ServerOptions;
   try {
-    options = serverOptions(process.argv.slice(2));
+    options = serverOptions(argv);
   } catch (e) {
     process.stderr.write(`pda-robot: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(2);
@@ -106,7 +107,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       envs.push(made.env);
       return made.server;
     },
-    process.argv.slice(2),
+    argv,
     {
       onShutdown: () => {
         modern.env?.close();
@@ -115,3 +116,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     },
   );
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) void main();

@@ -144,8 +144,10 @@ function refuseEarly(egress: EgressPolicy, url: URL): Promise<void> {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** What the server does when run as a program (also what its start-up snapshot runs: snapshot.ts). */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
   const { values } = parseArgs({
+    args: argv,
     options: {
       "search-url": { type: "string" },
       "search-kind": { type: "string" },
@@ -177,5 +179,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   }
   const limiter = new RateLimiter(rate, burst);
   const egress = egressFromEnv("web");
-  await serveEras(() => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter, egress }));
+  await serveEras(
+    () => createWebServer({ endpoint: { kind: kind as SearchKind, url }, limiter, egress }),
+    argv,
+  );
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) void main();
