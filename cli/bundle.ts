@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { YAML_BUNDLE } from "../config/load.js";
 import { AJV_BUNDLE, PACKAGE_ROOT } from "../core/index.js";
-import { zodLocalesLeftOut } from "../mcp_servers/bundle.js";
+import { CJS_FOR_NODE, zodLocalesLeftOut } from "../mcp_servers/bundle.js";
 
 export const CLI_CHUNKS = "cli/chunks";
 
@@ -106,12 +106,7 @@ async function bundleCjs(outdir: string, file: string, contents: string): Promis
     absWorkingDir: PACKAGE_ROOT,
     stdin: { contents, resolveDir: PACKAGE_ROOT, loader: "js" },
     outfile: join(outdir, file),
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    minifyWhitespace: true,
-    minifySyntax: true,
+    ...CJS_FOR_NODE,
     logLevel: "warning",
   });
 }

@@ -62,6 +62,16 @@ export { process };`,
   },
 };
 
+/** esbuild's options for one CommonJS file for Node 20, with less text to parse (names kept: errors are told apart by class). */
+export const CJS_FOR_NODE = {
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+} as const;
+
 const CHUNKS = "mcp_servers/chunks";
 
 /** Bundle `servers` into `outdir` (dist/mcp_servers/<id>/server.js under it), replacing earlier chunks. */

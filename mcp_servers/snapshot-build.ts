@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { PACKAGE_ROOT } from "../core/paths.js";
-import { BUNDLED_SERVERS, zodLocalesLeftOut } from "./bundle.js";
+import { BUNDLED_SERVERS, CJS_FOR_NODE, zodLocalesLeftOut } from "./bundle.js";
 import { SNAPSHOT_DIR, SNAPSHOT_MANIFEST, type SnapshotManifest } from "./hub/index.js";
 
 /**
@@ -100,12 +100,7 @@ async function bundle(dir: string, servers: readonly string[]): Promise<void> {
     entryPoints: servers.map((id) => ({ in: `snapshot-entry:${id}`, out: id })),
     outdir: dir,
     outExtension: { ".js": ".cjs" },
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    minifyWhitespace: true,
-    minifySyntax: true,
+    ...CJS_FOR_NODE,
     logLevel: "error",
     plugins: [entries, atFirstUse, zodLocalesLeftOut],
     // Not the file's own URL: each server runs its main only when it is the program (argv[1]), which must not
