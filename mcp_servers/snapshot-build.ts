@@ -7,8 +7,9 @@
  *   node dist/mcp_servers/snapshot-build.js    (PDA_SNAPSHOTS=0: build none)
  *
  * What a snapshot must not hold, and how this build keeps it out:
- *   - native code and libraries loaded at first use (better-sqlite3, Rapier, unpdf, Ajv): a stand-in loads the
- *     real module at its first use, after the snapshot was taken (`atFirstUse`);
+ *   - native code and libraries loaded at first use (Rapier, unpdf, Ajv): a stand-in loads the real module at its
+ *     first use, after the snapshot was taken (`atFirstUse`); better-sqlite3's JavaScript is in the snapshot,
+ *     and its native part is loaded at the first database opened (`sqliteAddon`);
  *   - the process it runs in: a server reads its arguments, environment and stdio only in `main`, which runs at
  *     each start (setDeserializeMainFunction), never at build time.
  */
@@ -31,7 +32,6 @@ const AT_FIRST_USE = [
   "node:http",
   "node:https",
   "node:worker_threads",
-  "better-sqlite3",
   "@dimforge/rapier3d-compat",
   "unpdf",
   "@modelcontextprotocol/server/validators/ajv",
@@ -71,6 +71,26 @@ module.exports = new Proxy(target, {
   },
 };
 
+/**
+ * better-sqlite3 loads its native part at the first database opened, through `bindings`, which finds the file
+ * from its caller's path: in a bundle, the addon is named here instead, and loaded after the snapshot was taken.
+ */
+const sqliteAddon: Plugin = {
+  name: "snapshot-sqlite-addon",
+  setup(b) {
+    b.onResolve({ filter: /^bindings$/ }, (args) =>
+      /[\\/]better-sqlite3[\\/]/.test(args.importer)
+        ? { path: "bindings", namespace: "sqlite-addon" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "sqlite-addon" }, () => ({
+      loader: "js",
+      contents: `module.exports = (name) =>
+  require("node:module").createRequire(__pdaFile)("better-sqlite3/build/Release/" + name);`,
+    }));
+  },
+};
+
 /** The snapshot's entry for server `id`: its modules, the SDK's schemas built now, and its main run at start. */
 const entries: Plugin = {
   name: "snapshot-entry",
@@ -102,7 +122,7 @@ async function bundle(dir: string, servers: readonly string[]): Promise<void> {
     outExtension: { ".js": ".cjs" },
     ...CJS_FOR_NODE,
     logLevel: "error",
-    plugins: [entries, atFirstUse, zodLocalesLeftOut],
+    plugins: [entries, atFirstUse, sqliteAddon, zodLocalesLeftOut],
     // Not the file's own URL: each server runs its main only when it is the program (argv[1]), which must not
     // happen while the snapshot is built. Resolving from here finds node_modules as the bundles do.
     define: { "import.meta.url": "__pdaUrl" },

@@ -5,9 +5,10 @@
  * starts from its bundle at once; and no blob is used where one cannot fit.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { distPath } from "../../../core/index.js";
 import {
   MultiMCP,
@@ -25,9 +26,14 @@ const built = process.env.PDA_SNAPSHOTS !== "0";
 
 const hubs: MultiMCP[] = [];
 const children: ChildProcess[] = [];
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-snapshot-"));
+});
 afterEach(async () => {
   for (const h of hubs.splice(0)) await h.close();
   expect(await gone(children.splice(0).map((c) => c.pid))).toEqual([]);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Spawns as the hub asks, keeping each child; `extra` V8 flags go before a blob (to make V8 refuse it). */
@@ -57,6 +63,8 @@ describe.runIf(built)("bundled servers from their start-up snapshots", () => {
         servers: [
           { id: "math", command: "node", args: [MATH_SERVER] },
           { id: "web", command: "node", args: [WEB_SERVER] },
+          // SQLite's native part is loaded after the snapshot was taken, at the first database opened.
+          { id: "documents", command: "node", args: [DOCUMENTS_SERVER, "--db", join(dir, "documents.db")] },
         ],
       },
       { spawn: recording(), onEvent: (e) => events.push(e) },
@@ -67,17 +75,23 @@ describe.runIf(built)("bundled servers from their start-up snapshots", () => {
       .call("web.fetch_url_as_markdown", { url: "http://127.0.0.1:9/" })
       .catch((e: Error) => e);
     expect(String(refused)).toMatch(/not a public address/);
-    expect(children).toHaveLength(2);
+    const found = (await hub.call("documents.search_stored_documents", { query: "gripper" })) as {
+      results: { path: string }[];
+    };
+    expect(found.results.map((r) => r.path)).toContain("tabletop_robot_safety.txt");
+    expect(children).toHaveLength(3);
     for (const [child, script] of [
       [children[0]!, MATH_SERVER],
       [children[1]!, WEB_SERVER],
+      [children[2]!, DOCUMENTS_SERVER],
     ] as const) {
       const argv = cmdline(child);
       expect(argv[0]).toBe(process.execPath);
       expect(argv.slice(1, 4)).toEqual(["--snapshot-blob", expect.stringMatching(/\.blob$/), script]);
     }
-    // Nothing on stderr: no warnings from Node about the snapshot at each start.
-    expect(events.filter((e) => e.type === "log" && e.level === "stderr")).toEqual([]);
+    // No warnings from Node about the snapshot at each start (documents says what it indexed: that is all).
+    const stderr = events.flatMap((e) => (e.type === "log" && e.level === "stderr" ? [String(e.data)] : []));
+    expect(stderr.filter((l) => !/^documents: \d+ documents in /.test(l))).toEqual([]);
   });
 
   it("a blob V8 refuses at start is given up: the server starts from its bundle at once, and says so", async () => {
