@@ -276,17 +276,18 @@ describe("the approval gate", () => {
   });
 
   it("a person thinking over an approval does not use up the step's time limit or the session's", async () => {
-    // Answers after 1.5 s, while the step may run 0.8 s and the session 1.2 s of wall time.
+    // Answers after 6 s, while the step may run 4 s and the session 5 s of wall time: the person's time alone
+    // is over both, and the rest of the session (under load in CI: a few seconds) has room within them.
     const slow: HumanChannel = {
       name: "scripted",
       ask: async (q) => {
-        await new Promise((r) => setTimeout(r, 1500));
+        await new Promise((r) => setTimeout(r, 6000));
         return answers({ approval: [{ choice: "allow_once" }] }).ask(q);
       },
     };
     const s = await loopWith(slow, "return await multiply(6, 7)", {
-      sandbox: { timeout_ms: 800 },
-      budgets: { max_wall_ms: 1200 },
+      sandbox: { timeout_ms: 4000 },
+      budgets: { max_wall_ms: 5000 },
     }).run("6*7");
     expect(s.steps[0]!.execution_result).toMatchObject({ ok: true, value: 42 });
     expect(s.status).toBe("succeeded");
