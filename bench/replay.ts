@@ -3,7 +3,10 @@
  *   - live, logged: each call's intent inserted before it is sent and completed after (the journal), against
  *     the same step with the single after-the-call row pda wrote before durable steps, and with no log at all;
  *   - replayed: the same step run again over its log (what a resume does), against making its 100 calls for
- *     real, in process (the cheapest call there is) and to the bundled math server over stdio (a real one).
+ *     real, in process (the cheapest call there is) and to the bundled math server over stdio (a real one);
+ *   - the three live variants again with the calls made from host code, no sandbox (`from_host_code`): a
+ *     sandboxed in-process call is mostly the two thread wakes that carry it, which cost ~100-170 µs each on
+ *     this VM and swing with it (far more than the log), so this is where the logging's own cost shows.
  * The store is a SessionStore on a file. Each figure is the median of --rounds runs; variants alternate so
  * noise falls on all. The ratio and the differences compared with the goals are paired: taken within each
  * round, between steps run one after the other, then the median over the rounds (with the quartiles), since
@@ -55,6 +58,8 @@ const inProcess: ToolHost = {
   },
 };
 const inProcessCode = `let s = 0; for (let i = 0; i < ${CALLS}; i++) s += (await double({ a: i })).value; return s;`;
+/** Not code: the calls made from host code, without the sandbox (see hostCalls). */
+const HOST_CODE = "<host>";
 const stdioCode = `let s = 0; for (let i = 0; i < ${CALLS}; i++) s += await add({ a: i, b: 1 }); return s;`;
 
 const dir = mkdtempSync(join(tmpdir(), "pda-bench-replay-"));
@@ -70,13 +75,27 @@ interface Took {
 }
 type Variant = () => Promise<Took>;
 
+/** A "step" of host code making CALLS calls itself, in sequence, numbered as a sandbox numbers them. */
+function hostCalls(host: ToolHost) {
+  return async () => {
+    for (let i = 0; i < CALLS; i++) await host.call("calc.double", { a: i }, { seq: i });
+  };
+}
+
 async function timed(code: string, host: ToolHost): Promise<Took> {
+  if (code === HOST_CODE) return timedBody(hostCalls(host));
+  return timedBody(async () => {
+    const r = await runCode(code, host, limits);
+    if (!r.ok) throw new Error(`the bench step failed: ${r.error?.code}: ${r.error?.message}`);
+  });
+}
+
+async function timedBody(body: () => Promise<void>): Promise<Took> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const r = await runCode(code, host, limits);
+  await body();
   const wall = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  if (!r.ok) throw new Error(`the bench step failed: ${r.error?.code}: ${r.error?.message}`);
   return { wall, cpu: (c.user + c.system) / 1000 };
 }
 
@@ -182,6 +201,13 @@ try {
     journaled_live: journaled(inProcess, inProcessCode, false),
     replayed: journaled(inProcess, inProcessCode, true),
   });
+  // The same three without the sandbox: what the logging itself costs, apart from the two thread wakes per
+  // call that dominate a sandboxed in-process call on this machine and swing with it.
+  const host = await measure({
+    unlogged: unlogged(inProcess, HOST_CODE),
+    logged_after: loggedAfter(inProcess, HOST_CODE),
+    journaled_live: journaled(inProcess, HOST_CODE, false),
+  });
   const stdio = hub
     ? await measure({
         unlogged: unlogged(hub, stdioCode),
@@ -192,7 +218,7 @@ try {
   const us = (ms: number) => Math.round(ms * 1000 * 10) / 10;
   const hundredths = (x: number) => Math.round(x * 100) / 100;
   const ratio = (a: number, b: number) => hundredths(a / b);
-  const added = (a: string, b: string) => paired(inproc, a, b, (x, y) => x.cpu - y.cpu, us);
+  const added = (a: string, b: string, m = inproc) => paired(m, a, b, (x, y) => x.cpu - y.cpu, us);
   const cpu = (t: Record<string, Took>) =>
     Object.fromEntries(Object.entries(t).map(([k, v]) => [k, us(v.cpu)]));
   const wall = (t: Record<string, Took>) =>
@@ -203,7 +229,7 @@ try {
         calls_per_step: CALLS,
         rounds: ROUNDS,
         machine: { cpus: cpus().length, loadavg: loadavg().map((l) => Math.round(l * 10) / 10) },
-        per_call_cpu_us: { in_process: cpu(inproc.median) },
+        per_call_cpu_us: { in_process: cpu(inproc.median), from_host_code: cpu(host.median) },
         per_call_wall_us: {
           in_process: wall(inproc.median),
           ...(stdio && { stdio_math: wall(stdio.median) }),
@@ -211,6 +237,10 @@ try {
         logging_added_per_live_call_cpu_us: {
           vs_one_row_after_the_call: added("journaled_live", "logged_after"),
           vs_no_log: added("journaled_live", "unlogged"),
+          from_host_code: {
+            vs_one_row_after_the_call: added("journaled_live", "logged_after", host),
+            vs_no_log: added("journaled_live", "unlogged", host),
+          },
           goal: 20,
         },
         replay_per_call_vs_real_call: {
