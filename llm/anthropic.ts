@@ -23,8 +23,8 @@ import {
 } from "../core/index.js";
 import type { ModelFamily } from "./config.js";
 import { proxiedFetch } from "./proxy.js";
-import { DEFAULT_RETRY, connectionError, type RetryPolicy } from "./retry.js";
-import { CallWatch } from "./sdk-call.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
+import { CallWatch, sdkCallError } from "./sdk-call.js";
 import { strictSchema } from "./strict-schema.js";
 import { ModelOutputError, type Transport } from "./structured.js";
 
@@ -131,51 +131,21 @@ export class AnthropicTransport implements Transport {
   }
 
   private mapError(e: unknown, call: CallWatch, timeoutMs: number): ModelError {
-    if (e instanceof ModelError) return e;
-    const where = `anthropic:${this.model} at ${this.baseUrl}`;
-    const tries = call.attempts > 1 ? ` (gave up after ${call.attempts} tries)` : "";
-    const check = "ANTHROPIC_BASE_URL and the network (and HTTPS_PROXY, if one is needed)";
-    if (call.dnsError) return connectionError(call.dnsError, `anthropic at ${this.baseUrl}`, check);
-    if (!sdk) return new ModelError("MODEL_HTTP", `${where}: ${String(e)}`, { cause: e });
-    if (e instanceof sdk.APIUserAbortError) {
-      return new ModelError("MODEL_ABORTED", `${where}: aborted`, { cause: e });
-    }
-    if (e instanceof sdk.APIConnectionTimeoutError) {
-      return new ModelError("MODEL_TIMEOUT", `${where}: no reply within ${timeoutMs} ms${tries}`, {
-        cause: e,
-        retryable: true,
-      });
-    }
-    if (e instanceof sdk.APIConnectionError) {
-      const err = connectionError(e.cause ?? e, `anthropic at ${this.baseUrl}`, check);
-      return new ModelError(err.code, `${err.message}${tries}`, { cause: e, retryable: true });
-    }
-    if (e instanceof sdk.APIError && typeof e.status === "number") {
-      const type = e.type ? ` ${e.type}` : "";
-      const said = `${where}: HTTP ${e.status}${type}: ${e.apiMessage ?? e.message}`;
-      // 529 is Anthropic's "overloaded"; like 429 and 5xx it is worth another try later.
-      if (e.status === 429 || e.status === 408 || e.status >= 500) {
-        const waited = call.refusedDelayMs;
-        const why =
-          waited !== undefined
-            ? ` (the server asks to retry in ${Math.round(waited / 1000)} s, more than the ` +
-              `${Math.round(call.policy.max_server_delay_ms / 1000)} s this call may wait)`
-            : tries;
-        return new ModelError(e.status === 429 ? "MODEL_RATE_LIMITED" : "MODEL_HTTP", `${said}${why}`, {
-          cause: e,
-          retryable: true,
-        });
-      }
-      if (e.status === 401 || e.status === 403) {
-        return new ModelError("MODEL_NO_KEY", `${said} — check ANTHROPIC_API_KEY`, { cause: e });
-      }
-      const hint =
-        e.status === 400 && /output_config|thinking|tool_choice|schema|temperature/i.test(said)
+    return sdkCallError<InstanceType<typeof Anthropic.APIError>>(e, {
+      provider: "anthropic",
+      model: this.model,
+      baseUrl: this.baseUrl,
+      check: "ANTHROPIC_BASE_URL and the network (and HTTPS_PROXY, if one is needed)",
+      keyVar: "ANTHROPIC_API_KEY",
+      call,
+      timeoutMs,
+      errors: sdk,
+      said: (x) => `${x.type ? ` ${x.type}` : ""}: ${x.apiMessage ?? x.message}`,
+      hint400: (said) =>
+        /output_config|thinking|tool_choice|schema|temperature/i.test(said)
           ? ` — models.yaml: give ${this.model} a families entry (provider: anthropic) that fits it`
-          : "";
-      return new ModelError("MODEL_HTTP", `${said}${hint}`, { cause: e });
-    }
-    return new ModelError("MODEL_HTTP", `${where}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+          : "",
+    });
   }
 }
 

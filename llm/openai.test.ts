@@ -240,6 +240,21 @@ describe("openai-compatible provider", () => {
     expect((e as ModelOutputError).cost_usd).toBeUndefined();
   });
 
+  it("a 400 refusing the response format names the server's words and the models.yaml fix; another 400 only the words", async () => {
+    const { provider } = await setup((req) =>
+      req.n === 1
+        ? { status: 400, message: "response_format json_schema is not supported by this model" }
+        : { status: 400, message: "messages: too many" },
+    );
+    const e = await provider.generate(perceive).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "MODEL_HTTP", retryable: false });
+    expect((e as Error).message).toMatch(
+      /: HTTP 400: response_format json_schema is not supported by this model — models\.yaml: give this model a families entry with structured: json_object/,
+    );
+    const other = await provider.generate(perceive).catch((x: unknown) => x);
+    expect((other as Error).message).toMatch(/: HTTP 400: messages: too many$/);
+  });
+
   it("reports a 401 as MODEL_NO_KEY and an unreachable server as MODEL_UNREACHABLE (exit 3)", async () => {
     const { provider } = await setup(() => ({ status: 401, message: "invalid api key" }));
     await expect(provider.generate(perceive)).rejects.toMatchObject({ code: "MODEL_NO_KEY", exitCode: 3 });

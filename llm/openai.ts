@@ -15,8 +15,8 @@ import type {
 import { ModelError, type ModelErrorCode, type RawCompletion, type RawTurn } from "../core/index.js";
 import type { ModelFamily } from "./config.js";
 import { proxiedFetch } from "./proxy.js";
-import { CallWatch } from "./sdk-call.js";
-import { DEFAULT_RETRY, connectionError, type RetryPolicy } from "./retry.js";
+import { CallWatch, sdkCallError } from "./sdk-call.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { dropOptionalNulls, strictSchema } from "./strict-schema.js";
 import { ModelOutputError, type Transport } from "./structured.js";
 
@@ -148,51 +148,24 @@ export class OpenAITransport implements Transport {
   }
 
   private mapError(e: unknown, call: CallWatch, timeoutMs: number): ModelError {
-    if (e instanceof ModelError) return e;
-    const where = `openai:${this.model} at ${this.baseUrl}`;
-    const tries = call.attempts > 1 ? ` (gave up after ${call.attempts} tries)` : "";
-    const check = "OPENAI_BASE_URL (is the server running?)";
-    if (call.dnsError) return connectionError(call.dnsError, `openai at ${this.baseUrl}`, check);
-    if (!sdk) return new ModelError("MODEL_HTTP", `${where}: ${String(e)}`, { cause: e });
-    if (e instanceof sdk.APIUserAbortError) {
-      return new ModelError("MODEL_ABORTED", `${where}: aborted`, { cause: e });
-    }
-    if (e instanceof sdk.APIConnectionTimeoutError) {
-      return new ModelError("MODEL_TIMEOUT", `${where}: no reply within ${timeoutMs} ms${tries}`, {
-        cause: e,
-        retryable: true,
-      });
-    }
-    if (e instanceof sdk.APIConnectionError) {
-      const err = connectionError(e.cause ?? e, `openai at ${this.baseUrl}`, check);
-      return new ModelError(err.code, `${err.message}${tries}`, { cause: e, retryable: true });
-    }
-    if (e instanceof sdk.APIError && typeof e.status === "number") {
-      const body = e.error as { message?: string } | string | undefined;
-      const message = (typeof body === "string" ? body : body?.message) ?? e.message;
-      const said = `${where}: HTTP ${e.status}: ${message}`;
-      if (e.status === 429 || e.status === 408 || e.status >= 500) {
-        const waited = call.refusedDelayMs;
-        const why =
-          waited !== undefined
-            ? ` (the server asks to retry in ${Math.round(waited / 1000)} s, more than the ` +
-              `${Math.round(call.policy.max_server_delay_ms / 1000)} s this call may wait)`
-            : tries;
-        return new ModelError(e.status === 429 ? "MODEL_RATE_LIMITED" : "MODEL_HTTP", `${said}${why}`, {
-          cause: e,
-          retryable: true,
-        });
-      }
-      if (e.status === 401 || e.status === 403) {
-        return new ModelError("MODEL_NO_KEY", `${said} — check OPENAI_API_KEY`, { cause: e });
-      }
-      const hint =
-        e.status === 400 && /response_format|json_schema|schema/i.test(message)
+    return sdkCallError<InstanceType<typeof OpenAI.APIError>>(e, {
+      provider: "openai",
+      model: this.model,
+      baseUrl: this.baseUrl,
+      check: "OPENAI_BASE_URL (is the server running?)",
+      keyVar: "OPENAI_API_KEY",
+      call,
+      timeoutMs,
+      errors: sdk,
+      said: (x) => {
+        const body = x.error as { message?: string } | string | undefined;
+        return `: ${(typeof body === "string" ? body : body?.message) ?? x.message}`;
+      },
+      hint400: (said) =>
+        /response_format|json_schema|schema/i.test(said)
           ? ` — models.yaml: give this model a families entry with structured: json_object (or prompt)`
-          : "";
-      return new ModelError("MODEL_HTTP", `${said}${hint}`, { cause: e });
-    }
-    return new ModelError("MODEL_HTTP", `${where}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+          : "",
+    });
   }
 }
 
