@@ -9,8 +9,7 @@
  * or Origin is not loopback (or allowed by `--allow-host`) are refused before either era sees them: rebinding.ts.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import {
   WebStandardStreamableHTTPServerTransport,
@@ -19,6 +18,7 @@ import {
   isLegacyRequest,
   type McpServer,
 } from "@modelcontextprotocol/server";
+import { listenUntilSignal, reply } from "./http-serve.js";
 import { HostGuard } from "./rebinding.js";
 import { factoryOf, type CreateServer, type ServeOptions } from "./serve-types.js";
 
@@ -37,11 +37,6 @@ export async function serveHttpFromArgs(
 
 function refusal(status: number, message: string): Response {
   return Response.json({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }, { status });
-}
-
-function reply(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
 interface Session {
@@ -110,21 +105,14 @@ async function serveHttp(
     void mcp(req, res);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(port, host, resolve);
-  });
-  const addr = http.address() as AddressInfo;
-  const shown = host.includes(":") ? `[${host}]` : host;
-  process.stdout.write(`listening http://${shown}:${addr.port}/mcp\n`);
-
-  const stop = async () => {
-    await legacy.close();
-    await modern.close().catch(() => {});
-    http.close();
-    await options.onShutdown?.();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
+  await listenUntilSignal(
+    http,
+    host,
+    port,
+    async () => {
+      await legacy.close();
+      await modern.close().catch(() => {});
+    },
+    options,
+  );
 }

@@ -5,11 +5,11 @@
  * by `--allow-host`) are refused: rebinding.ts.
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage } from "node:http";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { listenUntilSignal, reply } from "./http-serve.js";
 import { HostGuard } from "./rebinding.js";
 import type { ServeOptions } from "./serve-types.js";
 
@@ -31,11 +31,6 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");
   return text ? JSON.parse(text) : undefined;
-}
-
-function reply(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
 async function serveHttp(
@@ -87,20 +82,13 @@ async function serveHttp(
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(port, host, resolve);
-  });
-  const addr = http.address() as AddressInfo;
-  const shown = host.includes(":") ? `[${host}]` : host;
-  process.stdout.write(`listening http://${shown}:${addr.port}/mcp\n`);
-
-  const stop = async () => {
-    for (const { server } of sessions.values()) await server.close().catch(() => {});
-    http.close();
-    await options.onShutdown?.();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop());
-  process.once("SIGINT", () => void stop());
+  await listenUntilSignal(
+    http,
+    host,
+    port,
+    async () => {
+      for (const { server } of sessions.values()) await server.close().catch(() => {});
+    },
+    options,
+  );
 }
