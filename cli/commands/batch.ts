@@ -21,6 +21,7 @@ import {
   type BatchResult,
 } from "../../performance/index.js";
 import { runCommand } from "../context.js";
+import { stopOnSignals } from "../stop.js";
 import { parseDurationMs } from "../duration.js";
 import {
   dbPath,
@@ -123,7 +124,13 @@ async function batch(file: string, o: BatchCliOptions): Promise<number> {
     .describe(["perception", "decision"])
     .map((m) => `${m.role} ${m.spec}`)
     .join(", ");
-  const stop = stopOnSignal(!!o.queue);
+  // Ctrl-C or SIGTERM stops the run, kept for --resume.
+  const stop = stopOnSignals(
+    o.queue
+      ? "stopping: the workers go on; re-attach with the same command and --resume"
+      : "stopping: queries in flight are cancelled and kept for --resume",
+    "interrupted",
+  );
   const progress = createProgress({ tty: !!process.stderr.isTTY, verbose: o.verbose });
   options.signal = stop.signal;
   options.onEvent = (e) => progress.onEvent(e);
@@ -136,31 +143,6 @@ async function batch(file: string, o: BatchCliOptions): Promise<number> {
     stop.dispose();
     await router.close();
   }
-}
-
-/** Ctrl-C or SIGTERM stops the run, kept for --resume; a second one exits at once. */
-function stopOnSignal(queued: boolean) {
-  const ac = new AbortController();
-  const onSignal = () => {
-    if (ac.signal.aborted) process.exit(130);
-    process.stderr.write(
-      chalk.yellow(
-        queued
-          ? "\nstopping: the workers go on; re-attach with the same command and --resume (again to exit now)\n"
-          : "\nstopping: queries in flight are cancelled and kept for --resume (again to exit now)\n",
-      ),
-    );
-    ac.abort(new Error("interrupted"));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  return {
-    signal: ac.signal,
-    dispose() {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    },
-  };
 }
 
 /** The command line checked and turned into the run's options, before any server or connection starts. */

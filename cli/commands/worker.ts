@@ -17,6 +17,7 @@ import {
 } from "../../performance/index.js";
 import { parseDurationMs } from "../duration.js";
 import { runCommand } from "../context.js";
+import { stopOnSignals } from "../stop.js";
 import { globalOptions, openRuntime, type GlobalOptions } from "../runtime.js";
 
 interface WorkerCliOptions extends GlobalOptions {
@@ -60,7 +61,8 @@ async function work(o: WorkerCliOptions): Promise<void> {
     { models: { perception: fallback, decision: fallback }, groupCommitMs: BATCH_GROUP_COMMIT_MS },
   );
   const setups = jobSetups(dir, config);
-  const stop = stopOnSignal();
+  // Ctrl-C or SIGTERM stops taking jobs; those in flight are put back.
+  const stop = stopOnSignals("stopping: queries in flight are put back for another worker", "stopping");
   try {
     await runWorker(
       {
@@ -126,27 +128,6 @@ function jobSetups(dir: string, config: ReturnType<typeof loadModelsConfig>) {
     },
     async close() {
       for (const { router } of routers.values()) await router.close();
-    },
-  };
-}
-
-/** Ctrl-C or SIGTERM stops taking jobs (those in flight are put back); a second one exits at once. */
-function stopOnSignal() {
-  const ac = new AbortController();
-  const onSignal = () => {
-    if (ac.signal.aborted) process.exit(130);
-    process.stderr.write(
-      chalk.yellow("\nstopping: queries in flight are put back for another worker (again to exit now)\n"),
-    );
-    ac.abort(new Error("stopping"));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  return {
-    signal: ac.signal,
-    dispose() {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
     },
   };
 }

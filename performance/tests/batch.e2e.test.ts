@@ -67,6 +67,26 @@ function queriesCsv(path: string, n: number, extra: (i: number) => string[] = ()
   return queries;
 }
 
+/** The batch rows done in the store at `db`, once there are `atLeast` (or after 30 s). */
+async function doneRows(db: string, atLeast: number): Promise<number> {
+  let done = 0;
+  for (let i = 0; i < 600 && done < atLeast; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    if (!existsSync(db)) continue;
+    const sqlite = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      done = (
+        sqlite.prepare("SELECT count(*) AS n FROM batch_items WHERE status = 'done'").get() as { n: number }
+      ).n;
+    } catch {
+      done = 0; // tables not created yet
+    } finally {
+      sqlite.close();
+    }
+  }
+  return done;
+}
+
 describe("pda batch, end to end", () => {
   let dir: string;
   let gemini: FakeGemini | undefined;
@@ -265,22 +285,7 @@ describe("pda batch, end to end", () => {
     child = pda(args, env);
 
     // Kill it once a few queries are done and others are in flight.
-    let done = 0;
-    for (let i = 0; i < 600 && done < 8; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      if (!existsSync(db)) continue;
-      const sqlite = new Database(db, { readonly: true, fileMustExist: true });
-      try {
-        done = (
-          sqlite.prepare("SELECT count(*) AS n FROM batch_items WHERE status = 'done'").get() as { n: number }
-        ).n;
-      } catch {
-        done = 0; // tables not created yet
-      } finally {
-        sqlite.close();
-      }
-    }
-    expect(done).toBeGreaterThanOrEqual(8);
+    expect(await doneRows(db, 8)).toBeGreaterThanOrEqual(8);
     child.proc.kill("SIGKILL");
     const killed = await child.done;
     expect(killed.signal).toBe("SIGKILL");
@@ -359,6 +364,37 @@ describe("pda batch, end to end", () => {
       sqlite.close();
     }
   }, 180_000); // two batch processes of 30 queries: near a minute on a busy machine
+
+  it("Ctrl-C stops the run gently, saying so: the queries in flight are kept, and --resume finishes them", async () => {
+    const input = join(dir, "queries.csv");
+    queriesCsv(input, 16);
+    gemini = await startFakeGemini({ handler: fakeAgent({ delayMs: 150 }) });
+    const out = join(dir, "out");
+    const db = join(dir, "pda.db");
+    const env = { GEMINI_API_KEY: "dummy-key", GEMINI_BASE_URL: gemini.url };
+    const args = ["batch", input, "--out", out, "--db", db, "--concurrency", "4"];
+    child = pda(args, env);
+    expect(await doneRows(db, 2)).toBeGreaterThanOrEqual(2);
+    child.proc.kill("SIGINT");
+    const stopped = await child.done;
+    // 130, as a shell reports Ctrl-C, after the files of the rows done so far were written.
+    expect(stopped.code).toBe(130);
+    expect(stopped.stdout).toMatch(/^\d+\/16 queries done/m);
+    expect(stopped.stderr).toMatch(
+      /stopping: queries in flight are cancelled and kept for --resume \(again to exit now\)/,
+    );
+    const sq = new Database(db, { readonly: true });
+    const left = (
+      sq.prepare("SELECT count(*) AS n FROM batch_items WHERE status != 'done'").get() as { n: number }
+    ).n;
+    sq.close();
+    expect(left).toBeGreaterThan(0);
+
+    child = pda([...args, "--resume"], env);
+    const r = await child.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^16\/16 queries done, 16 succeeded, 16\/16 correct$/m);
+  }, 120_000);
 
   it("memory is off by default: a second run of the same file does real steps; --memory only sees earlier runs", async () => {
     const input = join(dir, "queries.csv");

@@ -242,8 +242,12 @@ describe("pda batch --queue with pda worker", () => {
     }
     a.proc.kill("SIGTERM");
     b.proc.kill("SIGTERM");
-    expect((await a.done).code).toBe(0);
-    expect((await b.done).code).toBe(0);
+    for (const w of [await a.done, await b.done]) {
+      expect(w.code).toBe(0);
+      expect(w.stderr).toMatch(
+        /stopping: queries in flight are put back for another worker \(again to exit now\)/,
+      );
+    }
   }, 240_000);
 
   it("a worker killed with SIGKILL mid-query loses nothing: another takes its jobs after the stall interval", async () => {
