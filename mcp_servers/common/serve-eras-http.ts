@@ -18,7 +18,7 @@ import {
   isLegacyRequest,
   type McpServer,
 } from "@modelcontextprotocol/server";
-import { listenUntilSignal, reply } from "./http-serve.js";
+import { listenAddress, listenUntilSignal, reply, serveOrExit } from "./http-serve.js";
 import { HostGuard } from "./rebinding.js";
 import { factoryOf, type CreateServer, type ServeOptions } from "./serve-types.js";
 
@@ -29,10 +29,10 @@ export async function serveHttpFromArgs(
   argv: string[],
   options: ServeOptions,
 ): Promise<void> {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(spec);
-  const host = m ? (m[1] ?? m[2]) || "127.0.0.1" : "127.0.0.1";
-  const port = Number(m ? m[3] : spec);
-  await serveHttp(create, host, port, HostGuard.fromArgs(argv, host), options);
+  await serveOrExit(async () => {
+    const { host, port } = listenAddress(spec);
+    await serveHttp(create, host, port, HostGuard.fromArgs(argv, host), options);
+  });
 }
 
 function refusal(status: number, message: string): Response {

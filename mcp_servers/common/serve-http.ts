@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { listenUntilSignal, reply } from "./http-serve.js";
+import { listenAddress, listenUntilSignal, reply, serveOrExit } from "./http-serve.js";
 import { HostGuard } from "./rebinding.js";
 import type { ServeOptions } from "./serve-types.js";
 
@@ -20,10 +20,10 @@ export async function serveHttpFromArgs(
   argv: string[],
   options: ServeOptions,
 ): Promise<void> {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(spec);
-  const host = m ? (m[1] ?? m[2]) || "127.0.0.1" : "127.0.0.1";
-  const port = Number(m ? m[3] : spec);
-  await serveHttp(create, host, port, HostGuard.fromArgs(argv, host), options);
+  await serveOrExit(async () => {
+    const { host, port } = listenAddress(spec);
+    await serveHttp(create, host, port, HostGuard.fromArgs(argv, host), options);
+  });
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
