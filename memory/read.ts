@@ -11,7 +11,6 @@ import {
   SnapshotRecord,
   Step,
   StoreError,
-  type ToolCallState,
   type Usage,
 } from "../core/index.js";
 import {
@@ -25,7 +24,7 @@ import {
   type TimelineEvent,
   type ToolCallRow,
 } from "./schemas.js";
-import { OPEN_INTENTS, type IntentDbRow } from "./intents.js";
+import { OPEN_INTENTS, type CallDbRow, type IntentDbRow } from "./intents.js";
 import { intentDir, readJournalFile } from "./intent-file.js";
 import { ownerGone } from "./liveness.js";
 import { promptOf } from "./prompts.js";
@@ -344,26 +343,8 @@ export function sessionInfo(db: Database.Database, id: string): SessionInfo {
   };
 }
 
-interface ToolCallDbRow {
-  id: number;
-  session_id: string;
-  step_index: number | null;
-  server: string;
-  tool: string;
-  ok: number;
-  error_kind: string | null;
-  error_message: string | null;
-  latency_ms: number;
-  bytes: number;
-  started_at: string;
-  ord: number;
-  seq: number | null;
-  state: ToolCallState;
-  args_sha: string | null;
-  args_json: string | null;
-  result_json: string | null;
-  decided_by: string | null;
-}
+/** A tool_calls row as read: the row as written (intents.ts), with its id. */
+type ToolCallDbRow = CallDbRow & { id: number };
 
 function openIntentRow(i: IntentDbRow): ToolCallDbRow {
   return {
