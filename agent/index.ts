@@ -6,6 +6,7 @@ export {
   AgentLoop,
   NO_MEMORY,
   SpendLedger,
+  chargeUsage,
   storeMemory,
   summarize,
   type InterruptSource,

@@ -8,15 +8,8 @@
  */
 import { z } from "zod";
 import type { CreateMessageRequest, CreateMessageResult } from "@modelcontextprotocol/client";
-import { SpendLedger, type SpendAccount } from "../agent/index.js";
-import {
-  errorMessage,
-  systemClock,
-  type AgentSession,
-  type ModelProvider,
-  type SessionRecorder,
-  type TokenUsage,
-} from "../core/index.js";
+import { SpendLedger, chargeUsage, type SpendAccount } from "../agent/index.js";
+import { errorMessage, systemClock, type ModelProvider, type SessionRecorder } from "../core/index.js";
 import { askOrDefer, type Answer, type ApprovalQuestion, type HumanChannel } from "../hil/index.js";
 import { dirname } from "node:path";
 import { configDir, configFile } from "../config/index.js";
@@ -165,7 +158,7 @@ async function sample(
       signal,
     });
     if (s) {
-      spend(s, result.attempts, result.usage, result.cost_usd);
+      chargeUsage(s, result.attempts, result.usage, result.cost_usd);
       deps.recorder?.recordLlmCall(s.session_id, {
         role: SAMPLING_ROLE,
         provider: result.provider,
@@ -193,7 +186,7 @@ async function sample(
     const paid = e instanceof ModelOutputError ? e : undefined;
     const usage = paid?.usage ?? { input_tokens: 0, output_tokens: 0 };
     if (!s || !model) throw refuse(`sampling failed: ${errorMessage(e)}`);
-    spend(s, paid?.attempts ?? 1, usage, paid?.cost_usd);
+    chargeUsage(s, paid?.attempts ?? 1, usage, paid?.cost_usd);
     deps.recorder?.recordLlmCall(s.session_id, {
       role: SAMPLING_ROLE,
       provider: model.provider,
@@ -234,13 +227,4 @@ export function attachSampling(
     }));
   answerSampling(hub, { human, model });
   return { close: async () => router?.close() };
-}
-
-/** The session's usage, as the loop counts its own model calls (the budgets read it). */
-function spend(s: AgentSession, calls: number, usage: TokenUsage, costUsd: number | undefined): void {
-  s.usage.llm_calls += calls;
-  s.usage.input_tokens += usage.input_tokens;
-  s.usage.output_tokens += usage.output_tokens;
-  s.usage.tokens += usage.input_tokens + usage.output_tokens;
-  s.usage.cost_usd += costUsd ?? 0;
 }

@@ -12,11 +12,10 @@ import {
   type SessionRecorder,
   type GenerateResult,
   type ModelProvider,
-  type TokenUsage,
 } from "../../core/index.js";
 import { ModelOutputError } from "../../llm/index.js";
 import type { LoopEvent } from "./events.js";
-import type { SpendAccount } from "./spend.js";
+import { chargeUsage, type SpendAccount } from "./spend.js";
 
 export interface ModelCallContext {
   recorder: SessionRecorder;
@@ -58,7 +57,7 @@ async function callModel<T>(
     const result = await model.generate(request);
     ctx.emit?.({ type: "model_end", role, ok: true, ms: ctx.clock.now() - t0 });
     const { usage } = result;
-    spend(s, result.attempts, usage, result.cost_usd);
+    chargeUsage(s, result.attempts, usage, result.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
       provider: result.provider,
@@ -83,7 +82,7 @@ async function callModel<T>(
     const attempts = paid?.attempts ?? 1;
     const error = `${(e as { code?: string }).code ?? "ERROR"}: ${errorMessage(e)}`;
     ctx.emit?.({ type: "model_end", role, ok: false, ms: ctx.clock.now() - t0, error });
-    spend(s, attempts, usage, paid?.cost_usd);
+    chargeUsage(s, attempts, usage, paid?.cost_usd);
     ctx.recorder.recordLlmCall(s.session_id, {
       role,
       provider: model.provider,
@@ -104,12 +103,4 @@ async function callModel<T>(
   } finally {
     done?.();
   }
-}
-
-function spend(s: AgentSession, calls: number, usage: TokenUsage, costUsd: number | undefined): void {
-  s.usage.llm_calls += calls;
-  s.usage.input_tokens += usage.input_tokens;
-  s.usage.output_tokens += usage.output_tokens;
-  s.usage.tokens += usage.input_tokens + usage.output_tokens;
-  s.usage.cost_usd += costUsd ?? 0;
 }

@@ -7,7 +7,7 @@
  * it.
  */
 import type { Budgets } from "../../config/index.js";
-import { addSpend, noSpend, type AgentSession, type Spend } from "../../core/index.js";
+import { addSpend, noSpend, type AgentSession, type Spend, type TokenUsage } from "../../core/index.js";
 import {
   budgetRules,
   firstStop,
@@ -116,4 +116,18 @@ export class SpendLedger {
     if (this.accounts.get(account.session.session_id) === account)
       this.accounts.delete(account.session.session_id);
   }
+}
+
+/** Model calls counted in the session's own usage, which its budgets read (the loop's calls and sampling's). */
+export function chargeUsage(
+  s: AgentSession,
+  calls: number,
+  usage: TokenUsage,
+  costUsd: number | undefined,
+): void {
+  s.usage.llm_calls += calls;
+  s.usage.input_tokens += usage.input_tokens;
+  s.usage.output_tokens += usage.output_tokens;
+  s.usage.tokens += usage.input_tokens + usage.output_tokens;
+  s.usage.cost_usd += costUsd ?? 0;
 }
