@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { YAML_BUNDLE } from "../config/load.js";
 import { AJV_BUNDLE, PACKAGE_ROOT } from "../core/index.js";
-import { CJS_FOR_NODE, zodLocalesLeftOut } from "../mcp_servers/bundle.js";
+import { CJS_FOR_NODE, ESM_FOR_NODE, zodLocalesLeftOut } from "../mcp_servers/bundle.js";
 
 export const CLI_CHUNKS = "cli/chunks";
 
@@ -126,15 +126,8 @@ async function bundleWorker(outdir: string): Promise<string[]> {
     entryPoints: ["action/worker.ts"],
     outfile: join(outdir, "action", "worker.js"),
     allowOverwrite: true,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    sourcemap: true,
-    minifyWhitespace: true,
-    minifySyntax: true,
+    ...ESM_FOR_NODE,
     metafile: true,
-    logLevel: "warning",
     banner: { js: REQUIRE_BANNER },
   });
   return Object.keys(metafile.inputs);
@@ -151,16 +144,8 @@ export async function bundleCli(outdir: string = join(PACKAGE_ROOT, "dist")): Pr
     allowOverwrite: true,
     splitting: true,
     chunkNames: `${CLI_CHUNKS}/[name]-[hash]`,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    sourcemap: true,
-    // Less text to parse at every start; names are kept, as errors are told apart by their class names.
-    minifyWhitespace: true,
-    minifySyntax: true,
+    ...ESM_FOR_NODE,
     metafile: true,
-    logLevel: "warning",
     // zod's translations of its messages (~200 KB of the zod chunk): pda never reads `z.locales`.
     plugins: [clientAjvAtFirstUse, zodLocalesLeftOut, onlyBundled],
     banner: { js: REQUIRE_BANNER },

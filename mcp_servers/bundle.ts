@@ -63,6 +63,22 @@ export { process };`,
 };
 
 /** esbuild's options for one CommonJS file for Node 20, with less text to parse (names kept: errors are told apart by class). */
+/**
+ * How every ES module bundle for Node is built (the servers, the CLI and the sandbox's thread): with source
+ * maps, and minified in whitespace and syntax only, as there is less text to parse at every start, while the
+ * names are kept, as errors are told apart by their class names.
+ */
+export const ESM_FOR_NODE = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  sourcemap: true,
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+} as const;
+
 export const CJS_FOR_NODE = {
   bundle: true,
   platform: "node",
@@ -90,16 +106,8 @@ export async function bundleServers(
     // to a chunk of its own, with the node built-ins it needs: one file would load them all at start.
     splitting: true,
     chunkNames: `${CHUNKS}/[name]-[hash]`,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
+    ...ESM_FOR_NODE,
     external: EXTERNAL,
-    sourcemap: true,
-    // Less text to parse at every start; names are kept, as errors are told apart by their class names.
-    minifyWhitespace: true,
-    minifySyntax: true,
-    logLevel: "warning",
     plugins: [zodLocalesLeftOut, ajvAtFirstUse],
     // CommonJS dependencies call require(); an ES module has none unless given one.
     banner: {
