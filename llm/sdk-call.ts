@@ -2,7 +2,8 @@
  * Retries done by an official SDK (openai, @anthropic-ai/sdk), watched from under it through the fetch it is
  * given: how many tries a call made (for the retry count on results), a name that does not resolve (the call
  * is ended at once, where the SDK would retry it), and a Retry-After longer than the policy allows (the SDK is
- * told not to retry, and the error says how long the server asked to wait).
+ * told not to retry, and the error says how long the server asked to wait). Then what such a call's failure
+ * becomes: one ModelError mapping for both SDKs, whose error classes come from the same generator.
  */
 import { ModelError } from "../core/index.js";
 import { connectionError, type RetryPolicy } from "./retry.js";
