@@ -22,6 +22,7 @@ import {
   type TokenUsage,
 } from "../core/index.js";
 import type { ModelFamily } from "./config.js";
+import { httpFetch } from "./http-fetch.js";
 import { proxiedFetch } from "./proxy.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { CallWatch, sdkCallError } from "./sdk-call.js";
@@ -84,7 +85,7 @@ export class AnthropicTransport implements Transport {
     // A gateway may need no key, but the SDK insists on a credential; it only goes to the base URL.
     this.credential = apiKey ? { apiKey } : authToken ? { authToken } : { apiKey: "no-key" };
     this.options = options;
-    this.fetch = proxiedFetch(env)?.fetch ?? globalThis.fetch;
+    this.fetch = proxiedFetch(env)?.fetch ?? httpFetch;
   }
 
   private async client(): Promise<Anthropic> {

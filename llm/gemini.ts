@@ -17,6 +17,7 @@ import {
   type TokenUsage,
 } from "../core/index.js";
 import type { ModelFamily } from "./config.js";
+import { httpFetch } from "./http-fetch.js";
 import { proxiedFetch } from "./proxy.js";
 import {
   DEFAULT_RETRY,
@@ -67,7 +68,7 @@ export class GeminiTransport implements Transport {
   private readonly baseUrl?: string;
   private readonly options: GeminiOptions;
   private readonly clock: Clock;
-  private readonly fetch?: typeof globalThis.fetch;
+  private readonly fetch: typeof globalThis.fetch;
 
   constructor(options: GeminiOptions = {}) {
     const env = options.env ?? process.env;
@@ -77,20 +78,14 @@ export class GeminiTransport implements Transport {
     this.options = options;
     this.clock = options.clock ?? systemClock;
     this.baseUrl = baseUrl;
-    this.fetch = proxiedFetch(env)?.fetch;
+    this.fetch = proxiedFetch(env)?.fetch ?? httpFetch;
   }
 
   private async client(): Promise<GoogleGenAI> {
     const { GoogleGenAI } = await loadSdk();
-    const httpOptions = {
-      ...(this.baseUrl ? { baseUrl: this.baseUrl } : {}),
-      ...(this.fetch ? { fetch: this.fetch } : {}),
-    };
+    const httpOptions = { ...(this.baseUrl ? { baseUrl: this.baseUrl } : {}), fetch: this.fetch };
     // No SDK retryOptions: the SDK would retry on its own timer and hide RetryInfo from us.
-    return (this.ai ??= new GoogleGenAI({
-      ...this.auth,
-      ...(Object.keys(httpOptions).length ? { httpOptions } : {}),
-    }));
+    return (this.ai ??= new GoogleGenAI({ ...this.auth, httpOptions }));
   }
 
   async complete(turn: RawTurn): Promise<RawCompletion> {

@@ -14,6 +14,7 @@ import type {
 } from "openai/resources/chat/completions";
 import { ModelError, type ModelErrorCode, type RawCompletion, type RawTurn } from "../core/index.js";
 import type { ModelFamily } from "./config.js";
+import { httpFetch } from "./http-fetch.js";
 import { proxiedFetch } from "./proxy.js";
 import { CallWatch, sdkCallError } from "./sdk-call.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
@@ -66,7 +67,7 @@ export class OpenAITransport implements Transport {
       );
     }
     this.options = options;
-    this.fetch = proxiedFetch(env)?.fetch ?? globalThis.fetch;
+    this.fetch = proxiedFetch(env)?.fetch ?? httpFetch;
   }
 
   get model(): string {
