@@ -8,7 +8,9 @@
  * CPU (utime + stime from /proc, so a loaded machine moves it far less than wall time) per query of the queue
  * path: the workers with their MCP servers from "waiting for jobs" to the run's end (start-up apart), Redis
  * over the run, and the submitting `pda batch` whole; beside it the local batch's whole process. The workers'
- * share is split into their main threads, their other threads (the sandbox's) and their MCP servers.
+ * share is split into their main threads, their other threads (the sandbox's) and their MCP servers. The fake
+ * model server's CPU is printed apart and in no total (it stands for a remote API), as it takes its share of
+ * this machine's cores.
  * `--prof DIR` writes V8 CPU profiles of each worker and each `pda batch` there (node --cpu-prof).
  *
  *   node dist/bench/distributed.js [--queries 400] [--latency 200] [--workers 1,2,4] [--concurrency 8]
@@ -119,7 +121,7 @@ function reapedCpu(): number {
   return ((f[13] ?? 0) + (f[14] ?? 0)) * TICK_MS;
 }
 
-async function fakeModel(): Promise<{ url: string; stop(): void }> {
+async function fakeModel(): Promise<{ url: string; pid: number; stop(): void }> {
   const child = spawn(
     process.execPath,
     [distPath("bench/batch.js"), "--serve", "--latency", String(latency)],
@@ -131,7 +133,7 @@ async function fakeModel(): Promise<{ url: string; stop(): void }> {
     createInterface({ input: child.stdout! }).once("line", (l) => resolve(l.trim()));
     child.once("exit", (code) => reject(new Error(`fake server exited (${code})`)));
   });
-  return { url, stop: () => child.stdin!.end() };
+  return { url, pid: child.pid!, stop: () => child.stdin!.end() };
 }
 
 async function main() {
@@ -158,12 +160,14 @@ async function main() {
     const out = join(dir, name);
     const t0 = performance.now();
     const cpu0 = reapedCpu();
+    const modelCpu0 = treeCpu(model.pid);
     const prof = values.prof ? ["--cpu-prof", "--cpu-prof-dir", join(values.prof, name)] : [];
     const p = pda(["batch", input, "--out", out, "--db", join(dir, `${name}.db`), ...extra], env, prof);
     const code = await p.exit;
     const wall = performance.now() - t0;
     // Only this child exits in the window (the workers and their servers live on), so the delta is its own.
     const cpuMs = reapedCpu() - cpu0;
+    const modelMs = cpuSince(modelCpu0, treeCpu(model.pid));
     if (code !== 0) throw new Error(`${name}: exit ${code}\n${p.stderr()}`);
     const rows = parse(readFileSync(join(out, "test_queries_output.csv"), "utf8"), {
       columns: true,
@@ -172,7 +176,7 @@ async function main() {
     if (rows.length !== n || bad.length)
       throw new Error(`${name}: ${rows.length}/${n} rows, ${bad.length} bad`);
     const calls = rows.reduce((s, r) => s + Number(r["LLM Calls"]), 0);
-    return { wall, calls, cpuMs };
+    return { wall, calls, cpuMs, modelMs };
   };
 
   const workerRuns = [];
@@ -237,6 +241,8 @@ async function main() {
           redis: +(redisMs / n).toFixed(1),
           submitter: +(r.cpuMs / n).toFixed(1),
           total: +((workersMs + redisMs + r.cpuMs) / n).toFixed(1),
+          /** Not in `total` (it stands for the remote model API), but it shares this machine's cores. */
+          fake_model_server: +(r.modelMs / n).toFixed(1),
         },
         ...(w === 1 ? { overhead_ms_per_query_vs_local: +((r.wall - local.wall) / n).toFixed(2) } : {}),
       });
@@ -260,6 +266,7 @@ async function main() {
         queries_per_s: +((n / local.wall) * 1000).toFixed(2),
         /** The whole `pda batch` process with its servers, start-up included. */
         cpu_ms_per_query: +(local.cpuMs / n).toFixed(1),
+        fake_model_server_cpu_ms_per_query: +(local.modelMs / n).toFixed(1),
       },
       queue: workerRuns,
       load_avg_1m: {
