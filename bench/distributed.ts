@@ -13,7 +13,11 @@
  * this machine's cores.
  * `--prof DIR` writes V8 CPU profiles of each worker and each `pda batch` there (node --cpu-prof).
  *
+ * Then the most workers once more, each node started with `--worker-node-options` (default `--v8-pool-size=1`, the
+ * README's setting for several workers on one small host; "" skips this run): `queue_tuned`.
+ *
  *   node dist/bench/distributed.js [--queries 400] [--latency 200] [--workers 1,2,4] [--concurrency 8]
+ *                                  [--worker-node-options "--v8-pool-size=1"]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -33,6 +37,7 @@ const { values } = parseArgs({
     workers: { type: "string", default: "1,2,4" },
     concurrency: { type: "string", default: "8" },
     prof: { type: "string" },
+    "worker-node-options": { type: "string", default: "--v8-pool-size=1" },
   },
 });
 const n = Number(values.queries);
@@ -179,73 +184,90 @@ async function main() {
     return { wall, calls, cpuMs, modelMs };
   };
 
+  /** `w` workers (each node started with `nodeArgs`) and one `pda batch --queue` over them, to the end. */
+  const runWorkers = async (w: number, nodeArgs: string[], label: string, local: { wall: number }) => {
+    const workers = Array.from({ length: w }, (_, i) =>
+      pda(
+        [
+          "worker",
+          "--queue",
+          redis.url,
+          "--db",
+          join(dir, `${label}-${i}.db`),
+          "--concurrency",
+          String(concurrency),
+        ],
+        env,
+        [
+          ...nodeArgs,
+          ...(values.prof ? ["--cpu-prof", "--cpu-prof-dir", join(values.prof, `${label}-${i}`)] : []),
+        ],
+      ),
+    );
+    const deadline = Date.now() + 60_000;
+    while (!workers.every((p) => /waiting for jobs/.test(p.stderr()))) {
+      if (Date.now() > deadline)
+        throw new Error(`workers not ready:\n${workers.map((p) => p.stderr()).join("\n")}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const workersCpu0 = workers.map((p) => treeCpu(p.child.pid!));
+    const mainCpu0 = workers.map((p) => mainThreadCpu(p.child.pid!));
+    const redisCpu0 = treeCpu(redis.proc.pid!);
+    // The run's --concurrency is the model calls in flight the workers share: all of theirs here.
+    const r = await batch(`queue-${label}`, ["--queue", redis.url, "--concurrency", String(w * concurrency)]);
+    const workersMs = workers.reduce((s, p, i) => s + cpuSince(workersCpu0[i]!, treeCpu(p.child.pid!)), 0);
+    // The split of the workers' CPU: their main threads, their other threads, their MCP servers.
+    const mainMs = workers.reduce((s, p, i) => s + mainThreadCpu(p.child.pid!) - mainCpu0[i]!, 0);
+    const ownMs = workers.reduce(
+      (s, p, i) =>
+        s + (treeCpu(p.child.pid!).get(p.child.pid!) ?? 0) - (workersCpu0[i]!.get(p.child.pid!) ?? 0),
+      0,
+    );
+    const redisMs = cpuSince(redisCpu0, treeCpu(redis.proc.pid!));
+    const memory = workers.map((p) => treeRssMb(p.child.pid!));
+    for (const p of workers) p.child.kill("SIGTERM");
+    await Promise.all(workers.map((p) => p.exit));
+    const ideal = (r.calls * latency) / (w * concurrency);
+    return {
+      workers: w,
+      ...(nodeArgs.length ? { worker_node_options: nodeArgs.join(" ") } : {}),
+      concurrency_each: concurrency,
+      wall_ms: Math.round(r.wall),
+      ideal_ms: Math.round(ideal),
+      ratio: +(r.wall / ideal).toFixed(3),
+      queries_per_s: +((n / r.wall) * 1000).toFixed(2),
+      rss_mb_per_worker_with_servers: memory,
+      cpu_ms_per_query: {
+        workers_with_servers: +(workersMs / n).toFixed(1),
+        workers_split: {
+          main_thread: +(mainMs / n).toFixed(1),
+          other_threads: +((ownMs - mainMs) / n).toFixed(1),
+          servers: +((workersMs - ownMs) / n).toFixed(1),
+        },
+        redis: +(redisMs / n).toFixed(1),
+        submitter: +(r.cpuMs / n).toFixed(1),
+        total: +((workersMs + redisMs + r.cpuMs) / n).toFixed(1),
+        /** Not in `total` (it stands for the remote model API), but it shares this machine's cores. */
+        fake_model_server: +(r.modelMs / n).toFixed(1),
+      },
+      ...(w === 1 && !nodeArgs.length
+        ? { overhead_ms_per_query_vs_local: +((r.wall - local.wall) / n).toFixed(2) }
+        : {}),
+    };
+  };
+
   const workerRuns = [];
+  const tunedRuns = [];
   try {
     const load0 = loadavg()[0]!;
     const local = await batch("local", ["--concurrency", String(concurrency)]);
-    for (const w of values.workers.split(",").map(Number)) {
-      const workers = Array.from({ length: w }, (_, i) =>
-        pda(
-          [
-            "worker",
-            "--queue",
-            redis.url,
-            "--db",
-            join(dir, `w${w}-${i}.db`),
-            "--concurrency",
-            String(concurrency),
-          ],
-          env,
-          values.prof ? ["--cpu-prof", "--cpu-prof-dir", join(values.prof, `w${w}-${i}`)] : [],
-        ),
-      );
-      const deadline = Date.now() + 60_000;
-      while (!workers.every((p) => /waiting for jobs/.test(p.stderr()))) {
-        if (Date.now() > deadline)
-          throw new Error(`workers not ready:\n${workers.map((p) => p.stderr()).join("\n")}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const workersCpu0 = workers.map((p) => treeCpu(p.child.pid!));
-      const mainCpu0 = workers.map((p) => mainThreadCpu(p.child.pid!));
-      const redisCpu0 = treeCpu(redis.proc.pid!);
-      // The run's --concurrency is the model calls in flight the workers share: all of theirs here.
-      const r = await batch(`queue-${w}`, ["--queue", redis.url, "--concurrency", String(w * concurrency)]);
-      const workersMs = workers.reduce((s, p, i) => s + cpuSince(workersCpu0[i]!, treeCpu(p.child.pid!)), 0);
-      // The split of the workers' CPU: their main threads, their other threads, their MCP servers.
-      const mainMs = workers.reduce((s, p, i) => s + mainThreadCpu(p.child.pid!) - mainCpu0[i]!, 0);
-      const ownMs = workers.reduce(
-        (s, p, i) =>
-          s + (treeCpu(p.child.pid!).get(p.child.pid!) ?? 0) - (workersCpu0[i]!.get(p.child.pid!) ?? 0),
-        0,
-      );
-      const redisMs = cpuSince(redisCpu0, treeCpu(redis.proc.pid!));
-      const memory = workers.map((p) => treeRssMb(p.child.pid!));
-      for (const p of workers) p.child.kill("SIGTERM");
-      await Promise.all(workers.map((p) => p.exit));
-      const ideal = (r.calls * latency) / (w * concurrency);
-      workerRuns.push({
-        workers: w,
-        concurrency_each: concurrency,
-        wall_ms: Math.round(r.wall),
-        ideal_ms: Math.round(ideal),
-        ratio: +(r.wall / ideal).toFixed(3),
-        queries_per_s: +((n / r.wall) * 1000).toFixed(2),
-        rss_mb_per_worker_with_servers: memory,
-        cpu_ms_per_query: {
-          workers_with_servers: +(workersMs / n).toFixed(1),
-          workers_split: {
-            main_thread: +(mainMs / n).toFixed(1),
-            other_threads: +((ownMs - mainMs) / n).toFixed(1),
-            servers: +((workersMs - ownMs) / n).toFixed(1),
-          },
-          redis: +(redisMs / n).toFixed(1),
-          submitter: +(r.cpuMs / n).toFixed(1),
-          total: +((workersMs + redisMs + r.cpuMs) / n).toFixed(1),
-          /** Not in `total` (it stands for the remote model API), but it shares this machine's cores. */
-          fake_model_server: +(r.modelMs / n).toFixed(1),
-        },
-        ...(w === 1 ? { overhead_ms_per_query_vs_local: +((r.wall - local.wall) / n).toFixed(2) } : {}),
-      });
+    const counts = values.workers.split(",").map(Number);
+    for (const w of counts) workerRuns.push(await runWorkers(w, [], `w${w}`, local));
+    // Several workers on one small host, with the setting the README gives for that case.
+    const tuned = values["worker-node-options"].split(" ").filter(Boolean);
+    if (tuned.length) {
+      const w = Math.max(...counts);
+      tunedRuns.push(await runWorkers(w, tuned, `w${w}-tuned`, local));
     }
     const localIdeal = (local.calls * latency) / concurrency;
     const four = workerRuns.find((x) => x.workers === 4);
@@ -269,6 +291,8 @@ async function main() {
         fake_model_server_cpu_ms_per_query: +(local.modelMs / n).toFixed(1),
       },
       queue: workerRuns,
+      /** The most workers again, each node given `--worker-node-options` (the README's setting for many per host). */
+      queue_tuned: tunedRuns,
       load_avg_1m: {
         start: +load0.toFixed(2),
         end: +loadavg()[0]!.toFixed(2),
