@@ -1,7 +1,34 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * The files that took longest in CI (seconds, 2026-11-28), started first so that the two workers finish
+ * together: on a clean clone vitest knows no durations and starts the largest files first, which left one of
+ * these running alone at the end. A file not listed keeps vitest's order, after these.
+ */
+const SLOWEST: Readonly<Record<string, number>> = {
+  "tests/e2e/durable.test.ts": 162,
+  "telemetry/otel.test.ts": 100,
+  "tests/e2e/conformance.test.ts": 91,
+  "performance/tests/queue.e2e.test.ts": 81,
+  "performance/tests/batch.e2e.test.ts": 79,
+  "mcp_servers/hub/tests/era-features.test.ts": 36,
+  "cli/pipes.test.ts": 33,
+  "cli/user-errors.test.ts": 33,
+  "llm/llama.test.ts": 30,
+  "ui/tests/robot.browser.test.ts": 30,
+};
+
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const seconds = (f: TestSpecification) => SLOWEST[relative(process.cwd(), f.moduleId)] ?? 0;
+    // Array sort is stable: the files not listed keep vitest's own order.
+    return (await super.sort(files)).sort((a, b) => seconds(b) - seconds(a));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -18,5 +45,6 @@ export default defineConfig({
     // Tests spawn real MCP servers and child processes; two cores.
     pool: "forks",
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
   },
 });
