@@ -101,6 +101,11 @@ export const ToolCallRecord = z.object({
   result_json: z.string().optional(),
   /** Who decided what to do with a call in doubt: `safe_to_repeat`, a person's answer, or a policy. */
   decided_by: z.string().optional(),
+  /**
+   * A replayed call that is the logged call at its position, outcome and all: a store may keep it as a
+   * reference to the logged row rather than a copy (memory's replayed_runs). Reads give it back as a row.
+   */
+  copies_logged: z.boolean().optional(),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 

@@ -33,17 +33,18 @@ export const AgentToolStat = z.object({
 });
 export type AgentToolStat = z.infer<typeof AgentToolStat>;
 
+// Replayed calls never reached a server and calls in flight have no outcome: neither counts (as in stats.ts).
 const AGENT_STATS_SQL = `
 SELECT coalesce(s.agent, '') AS agent, t.server, t.tool, count(*) AS calls, sum(t.ok) AS ok,
        avg(t.latency_ms) AS mean_ms
 FROM tool_calls t JOIN sessions s ON s.id = t.session_id
-WHERE t.started_at >= ?
+WHERE t.started_at >= ? AND t.state IN ('done', 'in_doubt')
 GROUP BY agent, t.server, t.tool ORDER BY agent, calls DESC, t.server, t.tool`;
 
 const AGENT_ERRORS_SQL = `
 SELECT coalesce(s.agent, '') AS agent, t.server, t.tool, coalesce(t.error_kind, 'unknown') AS kind, count(*) AS n
 FROM tool_calls t JOIN sessions s ON s.id = t.session_id
-WHERE t.started_at >= ? AND t.ok = 0 GROUP BY agent, t.server, t.tool, kind`;
+WHERE t.started_at >= ? AND t.ok = 0 AND t.state IN ('done', 'in_doubt') GROUP BY agent, t.server, t.tool, kind`;
 
 /** Calls, success rate, mean latency and error kinds per agent and tool, since `since` (ISO; default all). */
 export function agentToolStats(db: Database.Database, since = ""): AgentToolStat[] {

@@ -362,6 +362,39 @@ DROP INDEX tool_calls_step;
 CREATE INDEX tool_calls_step ON tool_calls(session_id, step_index, seq)
   WHERE seq IS NOT NULL AND state != 'replayed';`,
   },
+  {
+    version: 16,
+    name: "durable CODE steps: replayed calls as runs that point at their logged rows",
+    // A resumed step's calls that the log answered as they were logged (same tool, arguments, outcome) were a
+    // copy of their logged row each: ~30 µs of a replay's ~100 per call went to writing those copies and their
+    // four index entries. A run of them is one row now, which names the logged rows by position; the view
+    // tool_calls_all gives each back as the row it stood for, so readers see what they saw before. Replayed
+    // rows that differ from the log (a mismatch, a call decided on in doubt) are still tool_calls rows.
+    sql: `
+CREATE TABLE replayed_runs (
+  session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  step_index INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  started_at TEXT NOT NULL,
+  ord INTEGER NOT NULL                    -- the first call's; the run's calls have ord, ord + 1, ...
+);
+CREATE INDEX replayed_runs_session ON replayed_runs(session_id);
+CREATE INDEX replayed_runs_time ON replayed_runs(started_at);
+CREATE VIEW tool_calls_all AS
+SELECT id, session_id, step_index, server, tool, ok, error_kind, error_message, latency_ms, bytes, started_at,
+  ord, seq, state, args_sha, args_json, result_json, decided_by
+FROM tool_calls
+UNION ALL
+SELECT -(r.ord + c.seq - r.first_seq), c.session_id, c.step_index, c.server, c.tool, c.ok, c.error_kind,
+  c.error_message, 0, 0, r.started_at, r.ord + c.seq - r.first_seq, c.seq, 'replayed', c.args_sha, c.args_json,
+  c.result_json, NULL
+FROM replayed_runs r JOIN tool_calls c ON c.session_id = r.session_id AND c.step_index = r.step_index
+  AND c.seq >= r.first_seq AND c.seq < r.first_seq + r.count AND c.state != 'replayed' AND c.state = 'done'
+  -- the call's first finished row, as a resume's log (SessionStore.stepCalls) takes it
+  AND c.id = (SELECT min(d.id) FROM tool_calls d WHERE d.session_id = c.session_id
+    AND d.step_index = c.step_index AND d.seq = c.seq AND d.state != 'replayed' AND d.state = 'done');`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

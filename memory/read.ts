@@ -394,7 +394,8 @@ export function toolCalls(db: Database.Database, filter: ToolCallFilter = {}): T
   if (f.since !== undefined) conditions.push(["started_at >= ?", f.since]);
   const where = conditions.map(([c]) => c);
   const params = conditions.map(([, p]) => p);
-  const sql = `SELECT * FROM tool_calls ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id LIMIT ?`;
+  // The view: replayed calls kept as runs (migration 16) come back as rows, in the order they were made.
+  const sql = `SELECT * FROM tool_calls_all ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ord LIMIT ?`;
   // Prepared once per filter shape: a batch reads each query's calls back for its row.
   return stmt<ToolCallDbRow>(db, sql)
     .all(...params, f.limit)
@@ -487,7 +488,9 @@ export function timeline(db: Database.Database, idOrPrefix: string): Timeline {
   )) {
     events.push({ ord: p.ord, event: { kind: "plan", at: p.plan.created_at, plan: p.plan } });
   }
-  const calls = stmt<ToolCallDbRow>(db, "SELECT * FROM tool_calls WHERE session_id = ? ORDER BY id").all(id);
+  const calls = stmt<ToolCallDbRow>(db, "SELECT * FROM tool_calls_all WHERE session_id = ? ORDER BY ord").all(
+    id,
+  );
   // Calls sent and not (yet) finished: in flight, or in doubt if their process is gone.
   for (const i of stmt<IntentDbRow>(db, OPEN_INTENTS).all(id, null, null)) calls.push(openIntentRow(i));
   // And those its process appended to its journal file (intent-file.ts) that have no row yet: finished ones

@@ -201,6 +201,19 @@ function pushCallParams(out: unknown[], c: CallDbRow): void {
   );
 }
 
+/** A replayed_runs row (migration 16). */
+interface ReplayedRun {
+  session_id: string;
+  step_index: number;
+  first_seq: number;
+  count: number;
+  started_at: string;
+  ord: number;
+}
+
+const INSERT_REPLAYED_RUN = `INSERT INTO replayed_runs (session_id, step_index, first_seq, count, started_at, ord)
+  VALUES (@session_id, @step_index, @first_seq, @count, @started_at, @ord)`;
+
 const INSERT_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
   started_at, ord) VALUES (@session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json, @started_at, @ord)`;
 
@@ -244,6 +257,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   private unlined = new Map<string, CallDbRow[]>();
   /** Inside batch(): the rows of recordToolCall, inserted together at its end. */
   private batchCalls: CallDbRow[] = [];
+  /** Inside batch(): the runs of replayed calls that copy their logged rows (replayed_runs), in order. */
+  private replayedRuns: ReplayedRun[] = [];
   private callTimer?: NodeJS.Timeout;
   private windowCalls = false;
   private readonly knownSessions = new Set<string>();
@@ -442,6 +457,10 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    * was); its row joins a short window's transaction instead of a commit of its own (CALL_WINDOW_MS).
    */
   recordToolCall(sessionId: string, stepIndex: number | null, r: ToolCallRecord): void {
+    if (r.copies_logged && r.state === "replayed" && r.seq !== undefined && stepIndex !== null) {
+      this.recordReplayed(sessionId, stepIndex, r.seq, r.started_at);
+      return;
+    }
     const c = this.clean;
     const durable = r.seq !== undefined && stepIndex !== null && r.state !== "replayed";
     // The intent this store logged for the call holds its arguments redacted already.
@@ -481,6 +500,37 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     if (durable) this.intentFiles?.finished(sessionId, stepIndex, r.seq!);
   }
 
+  /**
+   * A replayed call that is its logged row over again: one more call of the batch's last run when it follows
+   * it (same step and time, the next position, no other row between), else a run of its own.
+   */
+  private recordReplayed(sessionId: string, stepIndex: number, seq: number, startedAt: string): void {
+    const last = this.batching ? this.replayedRuns.at(-1) : undefined;
+    if (
+      last &&
+      last.session_id === sessionId &&
+      last.step_index === stepIndex &&
+      last.started_at === startedAt &&
+      last.first_seq + last.count === seq &&
+      last.ord + last.count === this.lastOrd + 1
+    ) {
+      // Its ord is the run's next, so nothing written later sorts before it.
+      this.lastOrd++;
+      last.count++;
+      return;
+    }
+    const run: ReplayedRun = {
+      session_id: sessionId,
+      step_index: stepIndex,
+      first_seq: seq,
+      count: 1,
+      started_at: startedAt,
+      ord: this.nextOrd(),
+    };
+    if (this.batching) this.replayedRuns.push(run);
+    else this.write("recordToolCall", sessionId, () => stmt(this.db, INSERT_REPLAYED_RUN).run(run));
+  }
+
   // ---- ToolJournal: the durable-step log ----
 
   /** Runs `body`'s writes in one transaction; the tool_calls rows it records go in together at its end. */
@@ -492,9 +542,11 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       try {
         out = body();
         if (this.batchCalls.length > 0) this.insertCalls(this.batchCalls, false);
+        for (const run of this.replayedRuns) stmt(this.db, INSERT_REPLAYED_RUN).run(run);
       } finally {
         this.batching = false;
         this.batchCalls = [];
+        this.replayedRuns = [];
       }
     });
     return out as T;

@@ -344,6 +344,17 @@ export class StepJournal {
       ...ids,
       state: "replayed",
     };
+    // The logged row over again (a store keeps a reference to it): what the code got, and what it asked.
+    if (
+      logged.state === "done" &&
+      ids.decided_by === undefined &&
+      ids.args_sha === logged.args_sha &&
+      ids.args_json === logged.args_json &&
+      (logged.ok
+        ? logged.result_json !== null && result === logged.result_json
+        : logged.error_kind !== null && logged.error_message !== null)
+    )
+      record.copies_logged = true;
     options.onRecord?.(record);
   }
 

@@ -72,7 +72,8 @@ const received = () =>
 const calls = (id: string) =>
   store.db
     .prepare(
-      "SELECT tool, seq, state, ok, error_kind, decided_by FROM tool_calls WHERE session_id = ? ORDER BY id",
+      // The view: replayed calls that copy their logged rows are kept as runs pointing at them (migration 16).
+      "SELECT tool, seq, state, ok, error_kind, decided_by FROM tool_calls_all WHERE session_id = ? ORDER BY ord",
     )
     .all(id);
 

@@ -111,6 +111,119 @@ describe("a step's logged calls", () => {
 
 const fileOf = (id: string) => readIntentFile(intentDir(join(dir, "pda.db")), id);
 
+describe("replayed calls that copy their logged rows", () => {
+  const replayed = (seq: number, at: string, extra: Partial<ToolCallRecord> = {}): ToolCallRecord => ({
+    ...done(seq),
+    latency_ms: 0,
+    bytes: 0,
+    started_at: at,
+    state: "replayed",
+    copies_logged: true,
+    ...extra,
+  });
+  const runs = () =>
+    store.db.prepare("SELECT step_index, first_seq, count FROM replayed_runs ORDER BY ord").all();
+
+  it("confirmed together, are one row that points at the logged ones, and read back as rows in order", () => {
+    const id = started();
+    for (const seq of [0, 1, 2]) {
+      store.intent(id, 0, intent(seq));
+      store.recordToolCall(id, 0, done(seq));
+    }
+    const at = "2026-11-24T10:05:00.000Z";
+    store.batch(() => {
+      for (const seq of [0, 1, 2]) store.recordToolCall(id, 0, replayed(seq, at));
+    });
+    // The call past the log, made for real by the resumed step.
+    store.intent(id, 0, intent(3));
+    store.recordToolCall(id, 0, done(3, { started_at: at }));
+    expect(runs()).toEqual([{ step_index: 0, first_seq: 0, count: 3 }]);
+    expect(
+      (
+        store.db.prepare("SELECT count(*) AS n FROM tool_calls WHERE state = 'replayed'").get() as {
+          n: number;
+        }
+      ).n,
+    ).toBe(0);
+    const step = store.toolCalls({ session_id: id });
+    expect(step.map((c) => [c.seq, c.state ?? "done"])).toEqual([
+      [0, "done"],
+      [1, "done"],
+      [2, "done"],
+      [0, "replayed"],
+      [1, "replayed"],
+      [2, "replayed"],
+      [3, "done"],
+    ]);
+    // Each is the logged call, replayed at its time, taking none.
+    expect(step[4]).toMatchObject({
+      server: "shop",
+      tool: "charge",
+      ok: true,
+      latency_ms: 0,
+      bytes: 0,
+      started_at: at,
+      args_json: '{"id":1}',
+      result_json: '{"receipt":"r-1"}',
+    });
+    // What a resume reads as the log is the live calls only; the session counts them once.
+    expect(store.stepCalls(id, 0).map((c) => c.state)).toEqual(["done", "done", "done", "done"]);
+    store.finishSession({ ...store.getSession(id), status: "succeeded" });
+    expect(store.listSessions({}).find((x) => x.session_id === id)?.tool_calls).toBe(4);
+  });
+
+  it("a replayed row that differs from the log splits the runs, and keeps its place between them", () => {
+    const id = started();
+    for (const seq of [0, 1, 2]) store.recordToolCall(id, 0, done(seq));
+    const at = "2026-11-24T10:05:00.000Z";
+    store.batch(() => {
+      store.recordToolCall(id, 0, replayed(0, at));
+      store.recordToolCall(
+        id,
+        0,
+        replayed(1, at, { copies_logged: undefined, decided_by: "human:give_result" }),
+      );
+      store.recordToolCall(id, 0, replayed(2, at));
+    });
+    expect(runs()).toEqual([
+      { step_index: 0, first_seq: 0, count: 1 },
+      { step_index: 0, first_seq: 2, count: 1 },
+    ]);
+    const rows = store.toolCalls({ session_id: id }).filter((c) => c.state === "replayed");
+    expect(rows.map((c) => [c.seq, c.decided_by ?? null])).toEqual([
+      [0, null],
+      [1, "human:give_result"],
+      [2, null],
+    ]);
+  });
+
+  it("count in no tool's statistics: they never reached a server", () => {
+    const id = started();
+    store.recordToolCall(id, 0, done(0));
+    const at = "2026-11-24T10:05:00.000Z";
+    store.recordToolCall(id, 0, replayed(0, at));
+    store.recordToolCall(
+      id,
+      0,
+      replayed(0, at, { copies_logged: undefined, decided_by: "human:give_result" }),
+    );
+    expect(store.toolStats().map((t) => [t.tool, t.calls])).toEqual([["charge", 1]]);
+    expect(store.agentToolStats().map((t) => [t.tool, t.calls])).toEqual([["charge", 1]]);
+  });
+
+  it("outside a batch, each is a run of one", () => {
+    const id = started();
+    for (const seq of [0, 1]) store.recordToolCall(id, 0, done(seq));
+    const at = "2026-11-24T10:05:00.000Z";
+    for (const seq of [0, 1]) store.recordToolCall(id, 0, replayed(seq, at));
+    expect(runs()).toEqual([
+      { step_index: 0, first_seq: 0, count: 1 },
+      { step_index: 0, first_seq: 1, count: 1 },
+    ]);
+    expect(store.toolCalls({ session_id: id }).filter((c) => c.state === "replayed")).toHaveLength(2);
+  });
+});
+
 describe("the intents' journal file", () => {
   it("holds an intent from before its call is sent, with no SQLite write, and a new process finds it", () => {
     const id = started();

@@ -334,7 +334,7 @@ describe("pda batch, end to end", () => {
       .prepare("SELECT count(*) AS n FROM tool_calls WHERE state = 'in_doubt'")
       .get() as { n: number };
     const { n: replayed } = check
-      .prepare("SELECT count(*) AS n FROM tool_calls WHERE state = 'replayed'")
+      .prepare("SELECT count(*) AS n FROM tool_calls_all WHERE state = 'replayed'")
       .get() as { n: number };
     check.close();
     expect(inDoubt).toBeLessThanOrEqual(inFlight.length);

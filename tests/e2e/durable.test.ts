@@ -211,7 +211,7 @@ async function killAndResume(p: number, expected: unknown): Promise<string> {
     ]).done;
     expect(r.stderr, `kill point ${p}`).toBe("");
     expect(r.code, `kill point ${p}`).toBe(0);
-    const replayed = query(c, "SELECT 1 FROM tool_calls WHERE state = 'replayed'").length;
+    const replayed = query(c, "SELECT 1 FROM tool_calls_all WHERE state = 'replayed'").length;
     if (!shown && replayed > 0) {
       // What a person reading the session sees: which calls were replayed, which were in doubt, who decided.
       shown = true;
@@ -250,4 +250,6 @@ it(`SIGKILL at ${KILL_POINTS} points of a twelve-call step: every charge once, e
   expect(outcomes).toHaveLength(KILL_POINTS);
   // The kills landed mid-step, not only before or after it.
   expect(outcomes.filter((o) => o.startsWith("resumed")).length).toBeGreaterThan(KILL_POINTS / 2);
+  // And some of those resumes replayed calls, so `pda show` was checked on one.
+  expect(shown, "no resume replayed a call, so `pda show` was never checked").toBe(true);
 }, 900_000);
