@@ -4,7 +4,8 @@
  *     the same step with the single after-the-call row pda wrote before durable steps, and with no log at all;
  *   - replayed: the same step run again over its log (what a resume does), against making its 100 calls for
  *     real, in process (the cheapest call there is) and to the bundled math server over stdio (a real one);
- *   - the three live variants again with the calls made from host code, no sandbox (`from_host_code`): a
+ *   - the three live variants again with the calls made from host code, no sandbox (`from_host_code`), and a
+ *     fourth: the same finished rows in the store's window with no intents (what the intents alone add): a
  *     sandboxed in-process call is mostly the two thread wakes that carry it, which cost ~100-170 µs each on
  *     this VM and swing with it (far more than the log), so this is where the logging's own cost shows.
  * The store is a SessionStore on a file. Each figure is the median of --rounds runs; variants alternate so
@@ -130,6 +131,28 @@ function loggedAfter(host: ToolHost, code: string): Variant {
   };
 }
 
+/**
+ * The finished rows alone, as durable steps write them (each in the store's 50 ms window, not a commit per
+ * call), with no intents and no argument hashing: the cheapest after-the-call log pda can write, so the
+ * difference from journaled_live is what the intents themselves add.
+ */
+function rowsWindowed(host: ToolHost, code: string): Variant {
+  return async () => {
+    const index = stepIndex++;
+    let seq = 0;
+    const scoped = scopedHost(host, systemClock.now, systemClock.iso);
+    const off = scoped.onCall((r) =>
+      store.recordToolCall(session.session_id, index, { ...r, seq: seq++, state: "done" }),
+    );
+    try {
+      return await timed(code, scoped);
+    } finally {
+      off();
+      store.endStep(session.session_id, index);
+    }
+  };
+}
+
 const unlogged =
   (host: ToolHost, code: string): Variant =>
   () =>
@@ -206,6 +229,7 @@ try {
   const host = await measure({
     unlogged: unlogged(inProcess, HOST_CODE),
     logged_after: loggedAfter(inProcess, HOST_CODE),
+    rows_windowed: rowsWindowed(inProcess, HOST_CODE),
     journaled_live: journaled(inProcess, HOST_CODE, false),
   });
   const stdio = hub
@@ -239,6 +263,7 @@ try {
           vs_no_log: added("journaled_live", "unlogged"),
           from_host_code: {
             vs_one_row_after_the_call: added("journaled_live", "logged_after", host),
+            vs_the_same_rows_without_intents: added("journaled_live", "rows_windowed", host),
             vs_no_log: added("journaled_live", "unlogged", host),
           },
           goal: 20,
