@@ -16,7 +16,7 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
-import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import { TOOL_ERROR_CODES, distPath, errorMessage } from "../core/index.js";
 import { BELL, FLAG_WORDS, STOP, Stop, type HostMessage, type WorkerMessage } from "./protocol.js";
 import { dataEnd } from "./wasm-data.js";
@@ -164,18 +164,7 @@ class WorkerEngine implements Engine {
       // recursion (JSON of deeply nested data) runs 4× deeper, and QuickJS's cycle check makes that 16× longer.
       resourceLimits: { stackSizeMb: 1 },
     });
-    this.port.on("message", (msg: WorkerMessage) => {
-      if (msg.t === "ready") {
-        this.memoryBytes = msg.memoryBytes;
-        this.tid = msg.tid;
-        live.add(this);
-        this.onReady();
-      } else {
-        // A poisoned engine's thread ends itself after `done`: read its CPU while it may still be there.
-        if (msg.t === "done" && msg.poisoned) this.cpuMs();
-        this.listener?.message(msg);
-      }
-    });
+    this.port.on("message", (msg: WorkerMessage) => this.received(msg));
     this.worker.on("error", (e) => this.died(`its thread failed: ${errorMessage(e)}`));
     this.worker.on("exit", (code) => this.died(`its thread exited (code ${code})`));
   }
@@ -237,9 +226,27 @@ class WorkerEngine implements Engine {
     endedCpuNs += this.cpuMs() * 1e6;
   }
 
+  private received(msg: WorkerMessage): void {
+    if (msg.t === "ready") {
+      this.memoryBytes = msg.memoryBytes;
+      this.tid = msg.tid;
+      live.add(this);
+      this.onReady();
+    } else {
+      // A poisoned engine's thread ends itself after `done`: read its CPU while it may still be there.
+      if (msg.t === "done" && msg.poisoned) this.cpuMs();
+      this.listener?.message(msg);
+    }
+  }
+
   private died(why: string): void {
     this.poisoned = true;
     if (this.ended) return;
+    // The thread's exit can be heard before its last messages (a poisoned engine's `done`, sent just before it
+    // ends itself): those are read first, or a step that ended well would be failed as a dead engine.
+    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+      this.received(m.message as WorkerMessage);
+    }
     this.retire();
     this.ended = true;
     this.onReady(new Error(why));

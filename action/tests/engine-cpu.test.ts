@@ -31,7 +31,7 @@ describe("sandboxCpuMs", () => {
       host(),
       limits({ timeout_ms: 60_000 }),
     );
-    expect(deep.error?.code).toBe("SANDBOX_STACK");
+    expect(deep.error).toMatchObject({ code: "SANDBOX_STACK" });
     expect(sandboxCpuMs()).toBeGreaterThan(withIdle);
   });
 });
