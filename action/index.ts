@@ -23,6 +23,6 @@
  * clock only between bytecodes: its thread is terminated STOP_GRACE_MS (250 ms) after the deadline or a cancel.
  */
 export { runCode, MAX_STACK_BYTES, type RunOptions, type Namespaces } from "./sandbox.js";
-export { decode, decodeValue, encode, Opaque } from "./codec.js";
+export { decode, decodeValue, encode, Opaque, TAG } from "./codec.js";
 export { InProcessToolHost, mathTools, type InProcessTool } from "./testing.js";
 export { sandboxCpuMs } from "./engine.js";

@@ -107,7 +107,7 @@ function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: numb
     else {
       let text: string;
       try {
-        text = encode(o.value);
+        text = o.text ?? encode(o.value);
       } catch {
         break;
       }
@@ -474,6 +474,8 @@ class StepRun {
       this.fatal ??= { code: "SANDBOX_RUNTIME", message: "the sandbox sent a malformed tool call" };
       return false;
     }
+    // Answered at once, all at this time: one clock reading for the run.
+    const at = performance.now();
     for (let i = 0; i < n; i++) {
       const seq = this.toolSeq;
       const outcome = outcomes[seq];
@@ -485,7 +487,7 @@ class StepRun {
       if (!this.countCall(outcome.logged.name)) return false;
       this.toolSeq++;
       this.replayed.push({ seq, asLogged: true });
-      if (info) this.recordLogged(info, outcome);
+      if (info) this.recordLogged(info, outcome, at);
     }
     return true;
   }
@@ -508,21 +510,15 @@ class StepRun {
       }
     }
     this.replayed.push({ seq, call });
-    if (info && outcome) this.recordLogged(info, outcome);
+    if (info && outcome) this.recordLogged(info, outcome, performance.now());
   }
 
   /** The step's record of a call answered from the log: no time, the logged outcome. */
-  private recordLogged(info: ToolInfo, outcome: ReplayOutcome): void {
-    const started = performance.now();
-    if (outcome.ok) this.record(info, started, true, 0);
-    else
-      this.record(
-        info,
-        started,
-        false,
-        0,
-        new ToolError(outcome.code as ToolErrorCode, outcome.tool, outcome.message),
-      );
+  private recordLogged(info: ToolInfo, outcome: ReplayOutcome, at: number): void {
+    const error = outcome.ok
+      ? undefined
+      : new ToolError(outcome.code as ToolErrorCode, outcome.tool, outcome.message);
+    this.record(info, at, outcome.ok, 0, error, 0);
   }
 
   private confirmReplayed(): void {
@@ -731,12 +727,19 @@ class StepRun {
     );
   }
 
-  private record(info: ToolInfo, started: number, ok: boolean, bytes: number, error?: ToolError): void {
+  private record(
+    info: ToolInfo,
+    started: number,
+    ok: boolean,
+    bytes: number,
+    error?: ToolError,
+    latencyMs = performance.now() - started,
+  ): void {
     const record: ToolCallRecord = {
       server: info.server,
       tool: info.name,
       ok,
-      latency_ms: performance.now() - started,
+      latency_ms: latencyMs,
       bytes,
       // Filled in when the result is made: formatting a date on every call is not free.
       started_at: "",
@@ -782,9 +785,17 @@ class StepRun {
   }
 
   private outcome(error?: StepError): ExecutionResult {
-    this.calls.forEach(
-      (c, i) => (c.started_at = new Date(performance.timeOrigin + this.callStarts[i]!).toISOString()),
-    );
+    // Calls answered from the log share one start: formatted once.
+    let lastStart = NaN;
+    let lastIso = "";
+    this.calls.forEach((c, i) => {
+      const start = this.callStarts[i]!;
+      if (start !== lastStart) {
+        lastStart = start;
+        lastIso = new Date(performance.timeOrigin + start).toISOString();
+      }
+      c.started_at = lastIso;
+    });
     const base = { logs: this.logs, tool_calls: this.calls, duration_ms: performance.now() - this.started };
     if (error) return { ok: false, error, ...base };
     const done = this.finished;

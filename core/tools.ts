@@ -90,7 +90,13 @@ export interface ToolHost {
  * against it itself.
  */
 export type ReplayOutcome = (
-  { ok: true; value: unknown } | { ok: false; code: string; tool: string; message: string }
+  | {
+      ok: true;
+      value: unknown;
+      /** The value as the sandbox takes it (tagged JSON), when the log's text is that already. */
+      text?: string;
+    }
+  | { ok: false; code: string; tool: string; message: string }
 ) & { logged?: { name: string; argsJson: string } };
 
 /** A call the sandbox answered from the log: where the code made it, and what it asked for in this run. */

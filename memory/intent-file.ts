@@ -84,6 +84,8 @@ export class IntentFiles {
    */
   private readonly unfinished = new Map<string, Map<string, IntentDbRow>>();
   private made = false;
+  /** Sessions whose open file may hold lines: an empty one needs no ftruncate at a step's end. */
+  private readonly written = new Set<string>();
 
   constructor(
     readonly dir: string,
@@ -127,6 +129,7 @@ export class IntentFiles {
       // Lines left by an earlier process: only reading the file tells which calls never finished.
       if (fstatSync(fd).size === 0) this.unfinished.set(sessionId, new Map());
     }
+    this.written.add(sessionId);
     writeSync(fd, line);
     if (this.sync) fdatasyncSync(fd);
   }
@@ -153,7 +156,7 @@ export class IntentFiles {
   clear(sessionId: string): void {
     const fd = this.fds.get(sessionId);
     if (fd !== undefined) {
-      ftruncateSync(fd, 0);
+      if (this.written.delete(sessionId)) ftruncateSync(fd, 0);
       this.unfinished.set(sessionId, new Map());
     } else if (existsSync(fileOf(this.dir, sessionId))) unlinkSync(fileOf(this.dir, sessionId));
   }
@@ -166,6 +169,7 @@ export class IntentFiles {
       this.fds.delete(sessionId);
     }
     this.unfinished.delete(sessionId);
+    this.written.delete(sessionId);
     if (fd === undefined && !existsSync(fileOf(this.dir, sessionId))) return; // as in readJournalFile
     try {
       unlinkSync(fileOf(this.dir, sessionId));
@@ -178,5 +182,6 @@ export class IntentFiles {
     for (const fd of this.fds.values()) closeSync(fd);
     this.fds.clear();
     this.unfinished.clear();
+    this.written.clear();
   }
 }

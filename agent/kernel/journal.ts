@@ -8,6 +8,7 @@
  * repeat; otherwise a person (or a policy, which never repeats) decides.
  */
 import { hash } from "node:crypto";
+import { TAG } from "../../action/index.js";
 import {
   ToolError,
   isToolErrorCode,
@@ -211,7 +212,9 @@ export class StepJournal {
       }
       const value = c.state === "done" ? parsedResult(c) : NOT_REPLAYABLE;
       if (c.ok ? value === NOT_REPLAYABLE : c.state !== "done") break;
-      const outcome: ReplayOutcome = c.ok ? { ok: true, value } : { ok: false, ...loggedError(c) };
+      const outcome: ReplayOutcome = c.ok
+        ? { ok: true, value, text: taggedAlready(c.result_json!) }
+        : { ok: false, ...loggedError(c) };
       // The sandbox may match the call against the logged text itself only if that text is the arguments
       // whole: not redacted or cut (then it would not hash to the logged arguments' hash).
       if (c.args_json !== null && c.args_sha !== null && argsSha(c.args_json) === c.args_sha)
@@ -439,6 +442,14 @@ function parsedResult(c: LoggedCall): unknown {
   } catch {
     return NOT_REPLAYABLE;
   }
+}
+
+/**
+ * A logged result's text when it is the value's tagged JSON as it stands (valid JSON, which parsedResult
+ * checked, with no "$pda" key to escape or revive), so the sandbox needs it encoded by no one again.
+ */
+function taggedAlready(resultJson: string): string | undefined {
+  return resultJson !== "" && !resultJson.includes(TAG) ? resultJson : undefined;
 }
 
 /** "" for no value at all; undefined when the value is not JSON (then the call is not replayable). */
