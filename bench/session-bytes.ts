@@ -148,5 +148,6 @@ try {
 } finally {
   await hub.close();
   await gemini.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (process.env.KEEP) console.error(dir);
+  else rmSync(dir, { recursive: true, force: true });
 }

@@ -223,18 +223,27 @@ function humanInputsOf(db: Database.Database, id: string): { ord: number; input:
 }
 
 /**
- * The session as an AgentSession. A finished (or paused) session is its stored JSON; one whose writer has not
- * finished it is rebuilt from the rows written so far, so every completed step of a crashed run is there.
+ * The session as an AgentSession: its stored JSON with its snapshots, plans and steps from their rows. A
+ * finished (or paused) session's JSON holds the rest as it ended (older stores kept the three lists in it
+ * too: they count where a list has no rows). One whose writer has not finished it takes its
+ * summary from the rows written so far too, so every completed step of a crashed run is there.
  */
 export function loadSession(db: Database.Database, idOrPrefix: string): AgentSession {
   const row = sessionRow(db, resolveSessionId(db, idOrPrefix));
   const where = `session ${row.id}`;
-  if (row.finished_at !== null && row.status !== "running") {
-    return parseRecord(AgentSession, row.session_json, where);
-  }
   const base = JSON.parse(row.session_json) as AgentSession;
   const snapshots = snapshotsOf(db, row.id).map((s) => s.record);
   const steps = stepsOf(db, row.id).map((s) => s.step);
+  if (row.finished_at !== null && row.status !== "running") {
+    const session: AgentSession = {
+      ...base,
+      snapshots: snapshots.length > 0 ? snapshots : base.snapshots,
+      steps: steps.length > 0 ? steps : base.steps,
+      plan_versions: plansOf(db, row.id, steps).map((p) => p.plan),
+    };
+    if (session.plan_versions.length === 0) session.plan_versions = base.plan_versions;
+    return parseRecord(AgentSession, JSON.stringify(session), where);
+  }
   const last = snapshots[snapshots.length - 1]?.snapshot;
   const session: AgentSession = {
     ...base,
@@ -471,7 +480,8 @@ export function llmCalls(db: Database.Database, idOrPrefix: string): LlmCallReco
         started_at: r.started_at,
       };
       if (r.cost_usd !== null) rec.cost_usd = r.cost_usd;
-      if (r.value_json !== null) rec.value = JSON.parse(r.value_json);
+      // "": the value is the raw response's JSON (recordLlmCall keeps it once).
+      if (r.value_json !== null) rec.value = JSON.parse(r.value_json === "" ? r.raw_response : r.value_json);
       if (r.error !== null) rec.error = r.error;
       if (r.finish_reason !== null) rec.finish_reason = r.finish_reason;
       return rec;

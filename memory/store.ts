@@ -226,6 +226,16 @@ const FOLD_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, serv
   AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = @session_id AND c.step_index = @step_index
     AND c.seq = @seq AND c.state != 'replayed')`;
 
+/** Whether `valueJson` is what parsing `raw` gives (JSON.stringify of it), so storing `raw` keeps both. */
+function valueOfRaw(raw: string, valueJson: string): boolean {
+  if (raw === valueJson) return true;
+  try {
+    return JSON.stringify(JSON.parse(raw)) === valueJson;
+  } catch {
+    return false;
+  }
+}
+
 /** A step's logged calls, as LOGGED_CALLS reads them (in its column order). */
 type LoggedCallDbTuple = [
   seq: number,
@@ -745,6 +755,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
   recordLlmCall(sessionId: string, r: LlmCallRecord): void {
     // Redacted and cut first, then split: what is stored once per distinct paragraph is the clean text.
     const prompt = this.clean.text(r.prompt);
+    const raw = this.clean.text(r.raw_response);
+    const value = this.clean.json(r.value) ?? null;
     this.write("recordLlmCall", sessionId, () =>
       stmt(
         this.db,
@@ -765,10 +777,11 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         r.cost_usd ?? null,
         storePrompt(this.db, prompt, this.promptIds),
         byteLength(r.prompt),
-        this.clean.text(r.raw_response),
+        raw,
         byteLength(r.raw_response),
-        // The validated value is what replay plays back, so it is redacted but never cut.
-        this.clean.json(r.value) ?? null,
+        // The validated value is what replay plays back, so it is redacted but never cut: "" when it is the
+        // stored raw response's JSON (a model answering in JSON mode), which then holds it once.
+        value !== null && valueOfRaw(raw, value) ? "" : value,
         this.clean.optText(r.error),
         this.clean.optText(r.finish_reason),
         r.started_at,
@@ -1091,7 +1104,9 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       owner_pid: this.owner.pid,
       owner_host: this.owner.host,
       owner_started: this.owner.started,
-      session_json: c.sessionJson(session),
+      // Without the snapshots, plans and steps: each has its own row (written with this one when the session
+      // finishes), which loadSession reads; kept here too, they were 1.6 KB of a 12.9 KB batch session.
+      session_json: c.sessionJson({ ...session, snapshots: [], plan_versions: [], steps: [] }),
     });
   }
 

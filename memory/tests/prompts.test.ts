@@ -125,3 +125,42 @@ describe("prompt text stored once per distinct paragraph (migration 10)", () => 
     }
   });
 });
+
+describe("a model call's value kept once when it is its raw response's JSON", () => {
+  const withValue = (raw: string, value: unknown): LlmCallRecord => ({
+    ...call("p"),
+    raw_response: raw,
+    value,
+  });
+  const stored = (store: SessionStore) =>
+    store.db.prepare("SELECT value_json FROM llm_calls ORDER BY id DESC LIMIT 1").pluck().get();
+
+  it("stores the value as the raw response when parsing it gives the value, and reads it back", () => {
+    const store = SessionStore.open(join(dir, "v.db"), { env: {} });
+    try {
+      simulateSession(store, { id: "s", query: "q", steps: 1 });
+      const value = { answer: 42, why: "six times seven", list: [1, "two"] };
+      // The exact JSON, and the same JSON as a model spaces it out.
+      for (const raw of [JSON.stringify(value), JSON.stringify(value, null, 2)]) {
+        store.recordLlmCall("s", withValue(raw, value));
+        expect(stored(store)).toBe("");
+        expect(store.llmCalls("s").at(-1)).toMatchObject({ raw_response: raw, value });
+      }
+      // A value the raw text does not parse to (schema defaults filled in, prose around the JSON) is its own.
+      for (const [raw, v] of [
+        ['{"answer":42}', { answer: 42, why: "" }],
+        ['Here it is: {"answer":42}', { answer: 42 }],
+      ] as const) {
+        store.recordLlmCall("s", withValue(raw, v));
+        expect(stored(store)).toBe(JSON.stringify(v));
+        expect(store.llmCalls("s").at(-1)).toMatchObject({ raw_response: raw, value: v });
+      }
+      // No value (a failed call): none stored, none read.
+      store.recordLlmCall("s", withValue("not json", undefined));
+      expect(stored(store)).toBeNull();
+      expect(store.llmCalls("s").at(-1)!.value).toBeUndefined();
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -55,6 +55,24 @@ describe("SessionStore", () => {
     ]);
   });
 
+  it("keeps a finished session's snapshots, plans and steps once, in their rows, not in its JSON too", () => {
+    const written = simulateSession(store, { id: "s-once", query: "add", steps: 3, replanAfter: [0] });
+    const json = JSON.parse(
+      store.db.prepare("SELECT session_json FROM sessions WHERE id = 's-once'").pluck().get() as string,
+    ) as AgentSession;
+    expect([json.snapshots, json.plan_versions, json.steps]).toEqual([[], [], []]);
+    expect(json.state).toEqual(written.state);
+    expect(store.getSession("s-once")).toEqual(written);
+  });
+
+  it("reads a finished session written by an older store, its lists in its JSON and in no rows", () => {
+    const written = simulateSession(store, { id: "s-old", query: "add", steps: 2 });
+    store.db.prepare("UPDATE sessions SET session_json = ? WHERE id = 's-old'").run(JSON.stringify(written));
+    for (const t of ["steps", "snapshots", "plan_versions"])
+      store.db.prepare(`DELETE FROM ${t} WHERE session_id = 's-old'`).run();
+    expect(store.getSession("s-old")).toEqual(written);
+  });
+
   it("rebuilds an unfinished session from the rows written so far", () => {
     const written = simulateSession(store, {
       id: "s-open",
