@@ -197,11 +197,13 @@ async function main() {
     };
 
     // The cursor of the page that starts 90% of the way down.
+    const deepAt = Math.floor(N * 0.9);
     let deep: string | undefined;
-    for (let i = 0; i < 180; i++) deep = store.browseSessions({ limit: 500, after: deep }).next ?? undefined;
+    for (let i = 0; i < deepAt / 500; i++)
+      deep = store.browseSessions({ limit: 500, after: deep }).next ?? undefined;
     const deepRow = store.db
-      .prepare("SELECT created_at, seq FROM sessions ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET 89999")
-      .get() as { created_at: string; seq: number };
+      .prepare("SELECT created_at, seq FROM sessions ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET ?")
+      .get(deepAt - 1) as { created_at: string; seq: number };
 
     const cases: Record<string, { ui: BrowseOptions; sqlite: () => unknown; http: string }> = {
       first_page: {
