@@ -395,6 +395,15 @@ FROM replayed_runs r JOIN tool_calls c ON c.session_id = r.session_id AND c.step
   AND c.id = (SELECT min(d.id) FROM tool_calls d WHERE d.session_id = c.session_id
     AND d.step_index = c.step_index AND d.seq = c.seq AND d.state != 'replayed' AND d.state = 'done');`,
   },
+  {
+    version: 17,
+    name: "a session's snapshots, plans and steps in their rows only; a model call's value once",
+    // No table changes. From here sessions.session_json leaves out the three lists (their rows hold them, see
+    // read.ts loadSession) and llm_calls.value_json is "" when the value is what parsing raw_response gives.
+    // A pda from before would read such a finished session as having no steps and fail on the "": the version
+    // makes it refuse the file instead (STORE_NEWER_SCHEMA). Rows written before stay as they are.
+    sql: "",
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -224,7 +224,7 @@ function humanInputsOf(db: Database.Database, id: string): { ord: number; input:
 
 /**
  * The session as an AgentSession: its stored JSON with its snapshots, plans and steps from their rows. A
- * finished (or paused) session's JSON holds the rest as it ended (older stores kept the three lists in it
+ * finished (or paused) session's JSON holds the rest as it ended (before migration 17 it held the three lists
  * too: they count where a list has no rows). One whose writer has not finished it takes its
  * summary from the rows written so far too, so every completed step of a crashed run is there.
  */
