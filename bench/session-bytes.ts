@@ -4,7 +4,8 @@
  * measures the bytes of every table and index (SQLite's dbstat, after VACUUM) per session. Beside it, in the
  * same run, the baseline: a copy of that store with each call's prompt put back inline in llm_calls.prompt,
  * as before migration 10 (one text per call, no prompt_texts). Prints JSON.
- *   node dist/bench/session-bytes.js [--queries 100]
+ *   node dist/bench/session-bytes.js [--queries 100] [--keep]
+ * --keep leaves both stores in their folder (its path on stderr) to look into.
  */
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +22,9 @@ import { runBatch } from "../performance/index.js";
 import { fakeAgent } from "../performance/testing/fake-agent.js";
 import { startFakeGemini } from "../testing/index.js";
 
-const { values } = parseArgs({ options: { queries: { type: "string", default: "100" } } });
+const { values } = parseArgs({
+  options: { queries: { type: "string", default: "100" }, keep: { type: "boolean", default: false } },
+});
 const N = Number(values.queries);
 
 /** Bytes of each table and index after VACUUM, and their sum. */
@@ -148,6 +151,6 @@ try {
 } finally {
   await hub.close();
   await gemini.close();
-  if (process.env.KEEP) console.error(dir);
+  if (values.keep) console.error(`kept: ${dir}`);
   else rmSync(dir, { recursive: true, force: true });
 }
