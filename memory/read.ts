@@ -223,10 +223,11 @@ function humanInputsOf(db: Database.Database, id: string): { ord: number; input:
 }
 
 /**
- * The session as an AgentSession: its stored JSON with its snapshots, plans and steps from their rows. A
- * finished (or paused) session's JSON holds the rest as it ended (before migration 17 it held the three lists
- * too: they count where a list has no rows). One whose writer has not finished it takes its
- * summary from the rows written so far too, so every completed step of a crashed run is there.
+ * The session as an AgentSession: its stored JSON, with its snapshots, plans and steps read from their rows.
+ * A finished (or paused) session's JSON holds everything else as it ended; before migration 17 it held the
+ * three lists too, which still count where a list has no rows. For a session whose writer has not finished it,
+ * the summary, confidence and human inputs come from the rows as well, so every completed step of a crashed
+ * run is there.
  */
 export function loadSession(db: Database.Database, idOrPrefix: string): AgentSession {
   const row = sessionRow(db, resolveSessionId(db, idOrPrefix));
