@@ -133,6 +133,15 @@ export class FastLane {
     return { error: this.handle(error) };
   }
 
+  /**
+   * `fn(text)` → its result (a handle the caller owns), or the exception it threw. For a step's config: with a
+   * replay log it runs to kilobytes, which the library's own string conversion copies a character at a time.
+   */
+  callWithText(fn: QuickJSHandle, text: string): { value: QuickJSHandle } | { error: QuickJSHandle } {
+    const out = this.call(fn, [this.newString(text)]);
+    return "error" in out ? out : { value: this.handle(out.result) };
+  }
+
   /** `fn(id, ok, text)`, its result ignored; the exception it threw, if any (a handle the caller disposes). */
   callSettle(fn: QuickJSHandle, id: number, ok: number, text: string): QuickJSHandle | undefined {
     // All values are made before call() takes its view of the heap: making one may grow it.

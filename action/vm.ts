@@ -154,12 +154,16 @@ export class StepVm implements StepSide {
       this.vmError(bindError);
       return false;
     }
-    const api = this.call(warm.begin, ctx.undefined, ctx.newString(this.start.config));
-    if (!api) return false;
+    this.fast = new FastLane(this.engine.module, rt, ctx);
+    const begun = this.fast.callWithText(warm.begin, this.start.config);
+    if ("error" in begun) {
+      this.vmError(begun.error);
+      return false;
+    }
+    const api = begun.value;
     const start = ctx.getProp(api, "start");
     this.settleFn = ctx.getProp(api, "settle");
     this.collectFn = ctx.getProp(api, "collect");
-    this.fast = new FastLane(this.engine.module, rt, ctx);
 
     const compiled = ctx.evalCode(`(async function () {\n${code}\n})`, CODE_FILE, { type: "global" });
     if (compiled.error) {
