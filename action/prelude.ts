@@ -21,8 +21,8 @@
  *   collect() → requests      the calls made since the last collect, which wait in an outbox (a string, see
  *                             invoke) until the host takes them (once the sandbox is idle): entries
  *                             "id \x01 kind(0 tool|1 namespace|2 tool answered from the log) \x01 JSON name \x01 tagged JSON
- *                             arguments array", or "n \x01 3" for the next n calls answered from the log whose
- *                             requests were the logged ones to the letter; joined by \x02
+ *                             arguments array", or "n \x01 3" for the next n calls answered from the log that
+ *                             were the logged ones (their arguments as JSON writes them); joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
  * \x00 because the strings cross as C strings.
  */
@@ -131,10 +131,11 @@ const pending = O.create(null);
 let outbox = "";
 let nextId = 0, toolCalls = 0;
 // A durable step run again (sandbox.ts replayTexts): by tool call position, [ok, payload] as settle takes it,
-// with the logged call's JSON name and arguments text when the host sent them, or 0 where the call goes to the
+// with the logged call's JSON name and arguments' JSON when the host sent them, or 0 where the call goes to the
 // host. Such a call settles here at once, with no round trip; it still goes to the host, which checks it
-// against the log before any later call is made: whole (kind 2), or, when its request is the logged text, only
-// counted (kind 3, a run of such calls in one entry), since there is nothing in it the log does not hold.
+// against the log before any later call is made: whole (kind 2), or, when it is the logged call (its name, and its
+// arguments as JSON writes them: sameJson), only counted (kind 3, a run of such calls in one entry), since there
+// is nothing in it the log does not hold.
 let toolSeq = 0, asLogged = 0;
 function post(request) {
   if (asLogged !== 0) {
@@ -144,10 +145,30 @@ function post(request) {
   }
   if (request !== "") outbox = outbox === "" ? request : outbox + "\x02" + request;
 }
+// Whether the arguments are the logged ones: compared as JSON text, as the log keys calls (the host hashes the
+// same text), so a value JSON writes alike (NaN and null, a Date and its ISO string) is alike here as there.
+// Half the cost of encoding them (plain() walks the value first), which is most of what a replayed call costs.
+function sameJson(value, text) {
+  try {
+    return _stringify(value) === text;
+  } catch (e) {
+    return false;
+  }
+}
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
   // Namespace calls count too: they are host work the code asks for, as tool calls are.
   if (++toolCalls > config.maxToolCalls) hostLimit(cut(name, 256));
+  if (kind === 0 && replay !== undefined && toolSeq < replay.length) {
+    const logged = replay[toolSeq];
+    // The log holds a call's arguments as one object (the host maps positional ones onto the tool's names).
+    if (logged !== 0 && logged[2] === jsonName && args.length === 1 && sameJson(args[0], logged[3])) {
+      toolSeq++;
+      nextId++;
+      asLogged++;
+      return answer(_resolve, _reject, logged[0], logged[1]);
+    }
+  }
   let json;
   try {
     json = encodeArgs(args);
@@ -160,8 +181,7 @@ function invoke(kind, jsonName, name, args) {
     const seq = toolSeq++;
     if (seq < replay.length && (logged = replay[seq]) !== 0) kind = 2;
   }
-  if (kind === 2 && logged[3] === json && logged[2] === jsonName) asLogged++;
-  else post(id + "\x01" + kind + "\x01" + jsonName + "\x01" + json);
+  post(id + "\x01" + kind + "\x01" + jsonName + "\x01" + json);
   // Answered from the log: settled now, with nothing left pending.
   if (logged !== 0) return answer(_resolve, _reject, logged[0], logged[1]);
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });

@@ -90,8 +90,9 @@ type ReplayText = 0 | [0 | 1, string] | [0 | 1, string, string, string];
 
 /**
  * The outcomes the engine hands the code, as its settle payloads: [1, tagged JSON] or [0, error JSON], 0 where
- * the call must reach the host; then, where the log has the call whole, its JSON name and its arguments as the
- * engine encodes them, which a call of plain JSON arguments in sorted key order sends to the letter. The
+ * the call must reach the host; then, where the log has the call whole, its JSON name and its arguments' JSON
+ * (one object), which the engine compares with a call's one argument as JSON.stringify writes it (keys in sorted
+ * order). The
  * first that cannot cross (not encodable, too large) ends the list: from there the host replays, and says why
  * the way a live call would.
  */
@@ -114,7 +115,7 @@ function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: numb
       if (text.length > maxChars) break;
       payload = [1, text];
     }
-    texts.push(o.logged ? [...payload, JSON.stringify(o.logged.name), `[${o.logged.argsJson}]`] : payload);
+    texts.push(o.logged ? [...payload, JSON.stringify(o.logged.name), o.logged.argsJson] : payload);
   }
   while (texts.length > 0 && texts[texts.length - 1] === 0) texts.pop();
   return texts;
@@ -463,8 +464,8 @@ class StepRun {
   }
 
   /**
-   * `count` calls the engine answered with their logged outcomes, each request the logged one to the letter
-   * (the engine compared them): counted, and confirmed as the log's own calls. False when the engine claims
+   * `count` calls the engine answered with their logged outcomes, each the logged call (the engine compared
+   * their arguments' JSON with the log's): counted, and confirmed as the log's own calls. False when the engine claims
    * positions the log has no call to compare with (the step ends).
    */
   private matchedLog(count: string): boolean {

@@ -166,6 +166,25 @@ describe("replaying a step's logged calls", () => {
       ]);
     });
 
+    it("are compared as JSON writes their arguments, as the log keys calls: NaN is null, a Date its ISO text", async () => {
+      const r = replaying([
+        logged(1, '{"a":null,"b":"1970-01-01T00:00:00.000Z"}'),
+        logged(2, '{"a":1,"b":2}'),
+      ]);
+      const run = await runCode(
+        "const a = await add({ a: NaN, b: new Date(0) }); let b; try { b = await add({ a: 1n, b: 2 }); } catch (e) { b = e.code; } return [a, b];",
+        r.host,
+        limits(),
+      );
+      expect(run.value).toEqual([1, 2]);
+      // JSON cannot write a bigint: that call goes to the host whole, which decodes it (to the number the tool
+      // takes) and checks it against the log itself.
+      expect(r.confirmed.flat()).toEqual([
+        { seq: 0, asLogged: true },
+        { seq: 1, call: { name: "math.add", args: { a: 1, b: 2 } } },
+      ]);
+    });
+
     it("count toward max_tool_calls as every call does", async () => {
       const r = replaying([logged(1, '{"a":0,"b":1}'), logged(2, '{"a":1,"b":1}')]);
       const run = await runCode(
