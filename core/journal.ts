@@ -44,6 +44,11 @@ export interface ToolJournal {
   markInDoubt(sessionId: string): number;
   /** The step is over: the intents of its finished calls are not needed any more (open ones stay). */
   endStep?(sessionId: string, stepIndex: number): void;
-  /** Runs `body` as one write, so the rows it records commit together (a replayed step's calls). */
+  /** Runs `body` as one write, so the rows it records commit together. */
   batch?<T>(body: () => T): T;
+  /**
+   * As batch, for a replayed step's calls: those that are their logged rows over again may wait for the
+   * store's next write (they record a replay, nothing sent); anything else commits at once.
+   */
+  replayed?<T>(body: () => T): T;
 }

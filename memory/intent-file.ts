@@ -152,6 +152,11 @@ export class IntentFiles {
     return readJournalFile(this.dir, sessionId);
   }
 
+  /** Whether this store wrote lines to the session's file since it was last emptied. */
+  hasLines(sessionId: string): boolean {
+    return this.written.has(sessionId);
+  }
+
   /** Empties the session's file once its lines are folded into the store (kept open for the next step). */
   clear(sessionId: string): void {
     const fd = this.fds.get(sessionId);

@@ -255,7 +255,8 @@ export class StepJournal {
         else this.logReplayed(options, logged, ids, logged.result_json ?? undefined, at);
       }
     };
-    if (this.store?.batch) this.store.batch(body);
+    if (this.store?.replayed) this.store.replayed(body);
+    else if (this.store?.batch) this.store.batch(body);
     else body();
   }
 

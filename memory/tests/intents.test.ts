@@ -111,6 +111,24 @@ describe("a step's logged calls", () => {
 
 const fileOf = (id: string) => readIntentFile(intentDir(join(dir, "pda.db")), id);
 
+describe("a position logged more than once", () => {
+  it("reads as its finished call whatever the rows' order, else as its first row", () => {
+    const id = started();
+    // A call left in doubt, made again by a later run of the step (after its rows for later positions).
+    store.recordToolCall(id, 0, done(0, { state: "in_doubt", ok: false, result_json: undefined }));
+    store.recordToolCall(id, 0, done(1, { result_json: '{"receipt":"first"}' }));
+    store.recordToolCall(id, 0, done(1, { result_json: '{"receipt":"second"}' }));
+    store.recordToolCall(id, 0, done(0, { result_json: '{"receipt":"again"}' }));
+    store.recordToolCall(id, 0, done(2, { state: "in_doubt", ok: false, result_json: undefined }));
+    store.recordToolCall(id, 0, done(2, { state: "in_doubt", ok: false, error_kind: "later" }));
+    expect(store.stepCalls(id, 0).map((c) => [c.seq, c.state, c.result_json, c.error_kind])).toEqual([
+      [0, "done", '{"receipt":"again"}', null],
+      [1, "done", '{"receipt":"first"}', null],
+      [2, "in_doubt", null, null],
+    ]);
+  });
+});
+
 describe("replayed calls that copy their logged rows", () => {
   const replayed = (seq: number, at: string, extra: Partial<ToolCallRecord> = {}): ToolCallRecord => ({
     ...done(seq),
@@ -209,6 +227,60 @@ describe("replayed calls that copy their logged rows", () => {
     );
     expect(store.toolStats().map((t) => [t.tool, t.calls])).toEqual([["charge", 1]]);
     expect(store.agentToolStats().map((t) => [t.tool, t.calls])).toEqual([["charge", 1]]);
+  });
+
+  it("confirmed as a replayed step's, they wait for the store's next write, and its readers see them at once", () => {
+    const id = started();
+    for (const seq of [0, 1]) store.recordToolCall(id, 0, done(seq));
+    const at = "2026-11-24T10:05:00.000Z";
+    store.replayed(() => {
+      for (const seq of [0, 1]) store.recordToolCall(id, 0, replayed(seq, at));
+    });
+    // No commit of their own, nor at the step's end: they record a replay, nothing that was sent.
+    store.endStep(id, 0);
+    expect(runs()).toEqual([]);
+    // The next write (here another session's start) takes them with it, as it takes live calls' rows.
+    store.startSession(newSession("q", "s-next", "2026-11-24T10:06:00.000Z"));
+    expect(runs()).toEqual([{ step_index: 0, first_seq: 0, count: 2 }]);
+  });
+
+  it("confirmed as a replayed step's, a row that is not the logged one over again commits at once, with them", () => {
+    const id = started();
+    for (const seq of [0, 1]) store.recordToolCall(id, 0, done(seq));
+    const at = "2026-11-24T10:05:00.000Z";
+    store.replayed(() => {
+      store.recordToolCall(id, 0, replayed(0, at));
+      store.recordToolCall(
+        id,
+        0,
+        replayed(1, at, {
+          copies_logged: undefined,
+          ok: false,
+          error_kind: "REPLAY_MISMATCH",
+          error_message: "the step took another path",
+        }),
+      );
+    });
+    expect(runs()).toEqual([{ step_index: 0, first_seq: 0, count: 1 }]);
+    expect(store.db.prepare("SELECT seq, error_kind FROM tool_calls WHERE state = 'replayed'").all()).toEqual(
+      [{ seq: 1, error_kind: "REPLAY_MISMATCH" }],
+    );
+  });
+
+  it("confirmed as a replayed step's and waiting, they are committed when the store closes", () => {
+    const id = started();
+    store.recordToolCall(id, 0, done(0));
+    store.replayed(() => store.recordToolCall(id, 0, replayed(0, "2026-11-24T10:05:00.000Z")));
+    store.close();
+    const db = new Database(join(dir, "pda.db"), { readonly: true });
+    try {
+      expect(db.prepare("SELECT first_seq, count FROM replayed_runs").all()).toEqual([
+        { first_seq: 0, count: 1 },
+      ]);
+    } finally {
+      db.close();
+    }
+    store = SessionStore.open(join(dir, "pda.db"));
   });
 
   it("outside a batch, each is a run of one", () => {
