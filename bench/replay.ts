@@ -16,7 +16,7 @@
  * sandbox's thread, user + system), which a loaded machine inflates far less. The in-process figures and
  * ratios are CPU time; the stdio ones are wall time (the server's own CPU is in another process). Prints JSON.
  *
- *   node dist/bench/replay.js [--calls 100] [--rounds 15] [--warmup 100] [--only in_process]
+ *   node dist/bench/replay.js [--calls 100] [--rounds 30] [--warmup 100] [--only in_process]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -34,7 +34,7 @@ import { StepJournal } from "../agent/kernel/journal.js";
 const { values } = parseArgs({
   options: {
     calls: { type: "string", default: "100" },
-    rounds: { type: "string", default: "15" },
+    rounds: { type: "string", default: "30" },
     warmup: { type: "string", default: "100" },
     only: { type: "string" },
   },
