@@ -9,7 +9,8 @@
  *     sandboxed in-process call is mostly the two thread wakes that carry it, which cost ~100-170 µs each on
  *     this VM and swing with it (far more than the log), so this is where the logging's own cost shows.
  * The store is a SessionStore on a file. Each figure is the median of --rounds runs, after --warmup rounds (as
- * the other benches, the paths V8 has optimised; the first step of each is printed too); variants alternate so
+ * in the other benches, the paths V8 has optimised; with one, as until 2026-11-29, the per-step paths still ran
+ * unoptimised and the replay ratio read ~1.25 × its steady value); variants alternate so
  * noise falls on all. The ratio and the differences compared with the goals are paired: taken within each
  * round, between steps run one after the other, then the median over the rounds (with the quartiles), since
  * this machine's speed drifts between rounds more than the figures differ. Each step is timed twice: wall time, and this process's CPU time (main thread and the
@@ -192,20 +193,13 @@ interface Measured {
   median: Record<string, Took>;
   /** Each round's steps, per call, in ms. */
   rounds: Record<string, Took[]>;
-  /** The first step of each, per call, in ms: before V8 has compiled anything of it (a resume's lone step). */
-  first: Record<string, Took>;
 }
 
 async function measure(variants: Record<string, Variant>): Promise<Measured> {
   const times: Record<string, Took[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
-  const first: Record<string, Took> = {};
-  for (const [k, v] of Object.entries(variants)) {
-    const t = await v();
-    first[k] = { wall: t.wall / CALLS, cpu: t.cpu / CALLS };
-  }
   // Until V8 has optimised every path: a step's own code (reading the log, preparing the replay) runs once per
   // step, so it tiers up only after dozens of steps, long after the per-call code.
-  for (let r = 1; r < WARMUP; r++) for (const v of Object.values(variants)) await v();
+  for (let r = 0; r < WARMUP; r++) for (const v of Object.values(variants)) await v();
   for (let r = 0; r < ROUNDS; r++)
     for (const [k, v] of Object.entries(variants)) {
       const t = await v();
@@ -213,7 +207,6 @@ async function measure(variants: Record<string, Variant>): Promise<Measured> {
     }
   return {
     rounds: times,
-    first,
     median: Object.fromEntries(
       Object.entries(times).map(([k, xs]) => [
         k,
@@ -249,8 +242,6 @@ const hub = onlyInProcess
       ],
     });
 try {
-  // The sandbox's engine started (its thread, the wasm compiled), as for any step of a session: not in first_step.
-  await runCode("return 1", inProcess, limits);
   // Live and replayed alternate, so each replay runs over the log the live run just wrote.
   const inproc = await measure({
     unlogged: unlogged(inProcess, inProcessCode),
@@ -309,11 +300,6 @@ try {
             stdio_math_server_wall: ratio(stdio.median.replayed!.wall, stdio.median.unlogged!.wall),
           }),
           goal: 0.2,
-        },
-        // Not the goal's figures: one step each, in a fresh process, before any warm-up.
-        first_step: {
-          per_call_cpu_us: cpu(inproc.first),
-          replay_per_call_vs_real_call: ratio(inproc.first.replayed!.cpu, inproc.first.unlogged!.cpu),
         },
       },
       null,
