@@ -130,9 +130,9 @@ const pending = O.create(null);
 // code can put an accessor on an index and rewrite what the host receives.
 let outbox = "";
 let nextId = 0, toolCalls = 0;
-// A durable step run again (sandbox.ts replayTexts): by tool call position, [ok, payload] as settle takes it,
-// with the logged call's JSON name and arguments' JSON when the host sent them, or 0 where the call goes to the
-// host. Such a call settles here at once, with no round trip; it still goes to the host, which checks it
+// A durable step run again (sandbox.ts replayJson): by tool call position, [ok, value, tagged] (the logged value,
+// parsed with the config; ok 0: {code, tool, message}), with the logged call's name and arguments' JSON when the
+// host sent them, or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it still goes to the host, which checks it
 // against the log before any later call is made: whole (kind 2), or, when it is the logged call (its name, and its
 // arguments as JSON writes them: sameJson), only counted (kind 3, a run of such calls in one entry), since there
 // is nothing in it the log does not hold.
@@ -162,11 +162,11 @@ function invoke(kind, jsonName, name, args) {
   if (kind === 0 && replay !== undefined && toolSeq < replay.length) {
     const logged = replay[toolSeq];
     // The log holds a call's arguments as one object (the host maps positional ones onto the tool's names).
-    if (logged !== 0 && logged[2] === jsonName && args.length === 1 && sameJson(args[0], logged[3])) {
+    if (logged !== 0 && logged[3] === name && args.length === 1 && sameJson(args[0], logged[4])) {
       toolSeq++;
       nextId++;
       asLogged++;
-      return answer(_resolve, _reject, logged[0], logged[1]);
+      return answerLogged(logged);
     }
   }
   let json;
@@ -183,7 +183,7 @@ function invoke(kind, jsonName, name, args) {
   }
   post(id + "\x01" + kind + "\x01" + jsonName + "\x01" + json);
   // Answered from the log: settled now, with nothing left pending.
-  if (logged !== 0) return answer(_resolve, _reject, logged[0], logged[1]);
+  if (logged !== 0) return answerLogged(logged);
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
@@ -201,6 +201,15 @@ function answer(resolve, reject, ok, text) {
   let value;
   try { value = decode(text); } catch (e) { return reject(e); }
   return resolve(value);
+}
+// A logged outcome (replay above). Each is handed out once, so its value needs no copy.
+function answerLogged(logged) {
+  const v = logged[1];
+  if (logged[0] !== 1) return _reject(new ToolError(v.code, v.tool, v.message));
+  if (logged[2] !== 1) return _resolve(v);
+  let value;
+  try { value = cold().revive(v); } catch (e) { return _reject(e); }
+  return _resolve(value);
 }
 function collect() {
   post("");

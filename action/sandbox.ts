@@ -85,26 +85,25 @@ interface Ready {
   text: string;
 }
 
-/** A name from the sandbox as error messages show it: cut, since the code may send megabytes. */
-type ReplayText = 0 | [0 | 1, string] | [0 | 1, string, string, string];
-
 /**
- * The outcomes the engine hands the code, as its settle payloads: [1, tagged JSON] or [0, error JSON], 0 where
- * the call must reach the host; then, where the log has the call whole, its JSON name and its arguments' JSON
- * (one object), which the engine compares with a call's one argument as JSON.stringify writes it (keys in sorted
- * order). The
- * first that cannot cross (not encodable, too large) ends the list: from there the host replays, and says why
- * the way a live call would.
+ * The outcomes the engine hands the code, as one JSON array (the config's `replay`): per call, [1, value,
+ * tagged] or [0, {code, tool, message}, 0], the logged value inline as JSON (tagged 1 when it holds "$pda" tags
+ * to revive), so the engine parses it once with the config rather than once more per call; 0 where the call
+ * must reach the host. Where the log has the call whole, its name and its arguments' JSON (one object) follow,
+ * which the engine compares with a call's one argument as JSON.stringify writes it (keys in sorted order).
+ * The texts are valid JSON (the journal parsed each, or encode made it), so each fills its place and no more.
+ * The first that cannot cross (not encodable, too large) ends the list: from there the host replays, and says
+ * why the way a live call would.
  */
-function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: number): ReplayText[] {
-  const texts: ReplayText[] = [];
+function replayJson(outcomes: readonly (ReplayOutcome | null)[], maxChars: number): string {
+  const entries: string[] = [];
   for (const o of outcomes) {
     if (o === null) {
-      texts.push(0);
+      entries.push("0");
       continue;
     }
-    let payload: [0 | 1, string];
-    if (!o.ok) payload = [0, JSON.stringify({ code: o.code, tool: o.tool, message: o.message })];
+    let entry: string;
+    if (!o.ok) entry = `[0,${JSON.stringify({ code: o.code, tool: o.tool, message: o.message })},0`;
     else {
       let text: string;
       try {
@@ -113,14 +112,19 @@ function replayTexts(outcomes: readonly (ReplayOutcome | null)[], maxChars: numb
         break;
       }
       if (text.length > maxChars) break;
-      payload = [1, text];
+      entry = `[1,${text},${o.text === undefined && text.includes(TAG) ? 1 : 0}`;
     }
-    texts.push(o.logged ? [...payload, JSON.stringify(o.logged.name), o.logged.argsJson] : payload);
+    entries.push(
+      o.logged
+        ? `${entry},${JSON.stringify(o.logged.name)},${JSON.stringify(o.logged.argsJson)}]`
+        : `${entry}]`,
+    );
   }
-  while (texts.length > 0 && texts[texts.length - 1] === 0) texts.pop();
-  return texts;
+  while (entries.length > 0 && entries[entries.length - 1] === "0") entries.pop();
+  return `[${entries.join(",")}]`;
 }
 
+/** A name from the sandbox as error messages show it: cut, since the code may send megabytes. */
 function shown(name: string): string {
   return name.length > 200 ? `${name.slice(0, 200)}…` : name;
 }
@@ -223,7 +227,7 @@ class StepRun {
           code,
           limits: this.limits,
           tools: this.toolsJson,
-          config: JSON.stringify(this.preludeConfig()),
+          config: this.preludeConfig(),
           names: this.knownNames(),
           dueAt: this.dueAt(),
         });
@@ -375,8 +379,9 @@ class StepRun {
     return fns;
   }
 
-  private preludeConfig() {
-    return {
+  /** The prelude's config for this step (prelude.ts begin), as JSON. */
+  private preludeConfig(): string {
+    const config = JSON.stringify({
       maxLogChars: this.limits.max_log_bytes,
       maxResultChars: this.limits.max_result_bytes,
       maxToolCalls: this.limits.max_tool_calls,
@@ -384,8 +389,11 @@ class StepRun {
       maxArrayLength: Math.floor(this.limits.memory_bytes / 8),
       seed: this.options.seed,
       epochMs: this.options.epochMs,
-      replay: this.replay && replayTexts(this.replay.outcomes, this.limits.memory_bytes / 4),
-    };
+    });
+    if (!this.replay) return config;
+    // Spliced in as it is: its values are JSON already (replayJson).
+    const replay = replayJson(this.replay.outcomes, this.limits.memory_bytes / 4);
+    return `${config.slice(0, -1)},"replay":${replay}}`;
   }
 
   private held(): number {

@@ -56,6 +56,20 @@ describe("replaying a step's logged calls", () => {
     expect(run.tool_calls.map((c) => c.ok)).toEqual([true, true, true]);
   });
 
+  it("hands over logged values JSON cannot hold as they were: a Date, bytes, undefined", async () => {
+    const r = replaying([
+      { ok: true, value: { at: new Date(0), bytes: new Uint8Array([1, 2]), none: undefined } },
+      { ok: true, value: undefined },
+    ]);
+    const run = await runCode(
+      "const a = await add(1, 2); const b = await add(3, 4); return [a.at instanceof Date, a.at.getTime(), a.bytes instanceof Uint8Array, [...a.bytes], 'none' in a, b === undefined];",
+      r.host,
+      limits(),
+    );
+    expect(run.value).toEqual([true, 0, true, [1, 2], true, true]);
+    expect(r.inner.received).toEqual([]);
+  });
+
   it("throws a logged failure as the ToolError it was", async () => {
     const r = replaying([
       { ok: false, code: "TOOL_ERROR", tool: "math.divide", message: "division by zero" },
