@@ -132,10 +132,10 @@ let outbox = "";
 let nextId = 0, toolCalls = 0;
 // A durable step run again (sandbox.ts replayJson): by tool call position, [ok, value, tagged] (the logged value,
 // parsed with the config; ok 0: {code, tool, message}), with the logged call's name and arguments' JSON when the
-// host sent them, or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it still goes to the host, which checks it
-// against the log before any later call is made: whole (kind 2), or, when it is the logged call (its name, and its
-// arguments as JSON writes them: sameJson), only counted (kind 3, a run of such calls in one entry), since there
-// is nothing in it the log does not hold.
+// host sent them, or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it
+// still goes to the host, which checks it against the log before any later call is made: whole (kind 2), or,
+// when it is the logged call (its name, and its arguments as JSON writes them: sameJson), only counted (kind 3, a
+// run of such calls in one entry), since there is nothing in it the log does not hold.
 let toolSeq = 0, asLogged = 0;
 function post(request) {
   if (asLogged !== 0) {

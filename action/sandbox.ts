@@ -473,8 +473,8 @@ class StepRun {
 
   /**
    * `count` calls the engine answered with their logged outcomes, each the logged call (the engine compared
-   * their arguments' JSON with the log's): counted, and confirmed as the log's own calls. False when the engine claims
-   * positions the log has no call to compare with (the step ends).
+   * their arguments' JSON with the log's): counted, and confirmed as the log's own calls. False when the engine
+   * claims positions the log has no call to compare with (the step ends).
    */
   private matchedLog(count: string): boolean {
     const outcomes = this.replay?.outcomes;

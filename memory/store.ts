@@ -593,7 +593,8 @@ export class SessionStore implements SessionRecorder, ToolJournal {
    * rows over again (runs) then wait in the calls' window, when the body recorded nothing else and the window is
    * on: they record a replay, nothing that was sent, so they need no commit of their own (a resumed step's
    * only one, ~40 µs of it) and no line; a crash meanwhile loses only that record (the resume replays the calls
-   * again). Anything else recorded (a mismatch) commits at once, with them.
+   * again). Anything else recorded (a mismatch) commits at once, with them. The body only records calls: it
+   * runs in no transaction, so any other write of it would commit on its own.
    */
   replayed<T>(body: () => T): T {
     if (this.batching || !this.windowCalls) return this.batch(body);
