@@ -233,8 +233,12 @@ class WorkerEngine implements Engine {
       live.add(this);
       this.onReady();
     } else {
-      // A poisoned engine's thread ends itself after `done`: read its CPU while it may still be there.
-      if (msg.t === "done" && msg.poisoned) this.cpuMs();
+      // A poisoned engine's thread ends itself after `done`, which carries its CPU as it ended (read here again
+      // while the thread may still be there).
+      if (msg.t === "done" && msg.poisoned) {
+        if (msg.cpuNs !== undefined) this.cpuNs = Math.max(this.cpuNs, msg.cpuNs);
+        this.cpuMs();
+      }
       this.listener?.message(msg);
     }
   }
@@ -399,7 +403,7 @@ export function idleEngines(): { count: number; bytes: number } {
 /**
  * CPU milliseconds the engines' threads have used in this process (QuickJS running steps, their set-up and
  * teardown), from /proc on Linux (0 elsewhere). A batch's CPU per query less this is what pda spends beyond
- * the sandbox. A thread that ended itself after a step broke its engine may miss its last step's share.
+ * the sandbox. A thread that ends itself after a step broke its engine reports its CPU as it ends.
  */
 export function sandboxCpuMs(): number {
   let ns = endedCpuNs;

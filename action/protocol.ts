@@ -85,6 +85,11 @@ export interface DoneMessage {
   poisoned: boolean;
   /** Its WebAssembly memory now (it never shrinks). */
   memoryBytes: number;
+  /**
+   * When poisoned: the thread's CPU time (ns) as it ends itself, read by the thread, since the host may hear
+   * this message only after the thread is gone from /proc.
+   */
+  cpuNs?: number;
 }
 
 /** The engine is made. `tid`: the thread's Linux id, for its CPU time in /proc (engine.ts's sandboxCpuMs). */

@@ -5,7 +5,7 @@
  * after each, until the host says `exit` or terminates it. A step that poisons the engine ends the thread after
  * its `done`.
  */
-import { readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { workerData, type MessagePort } from "node:worker_threads";
 import type { ToolErrorCode } from "../core/index.js";
 import { StepVm, waitForHost, type VmEngine } from "./vm.js";
@@ -55,11 +55,24 @@ function threadId(): number | undefined {
   }
 }
 
+/** This thread's CPU time in ns (the first field of its schedstat, as the host reads it); none off Linux. */
+function ownCpuNs(): number | undefined {
+  try {
+    const text = readFileSync("/proc/thread-self/schedstat", "utf8");
+    return Number(text.slice(0, text.indexOf(" ")));
+  } catch {
+    return undefined;
+  }
+}
+
 for (;;) {
   const msg = waitForHost(port, flag, false)!;
   if (msg.t === "exit") break;
   if (msg.t !== "start") continue; // a late message of a step that is over
-  port.postMessage(new StepVm(engine, port, flag, msg).run());
+  const done = new StepVm(engine, port, flag, msg).run();
+  // This thread ends itself below: its CPU is read here, as the host may find it gone.
+  if (done.poisoned) done.cpuNs = ownCpuNs();
+  port.postMessage(done);
   if (engine.poisoned) break;
   // After `done` is on its way: the host reads the result while the memory is written back.
   engine.warm.reset();
