@@ -42,8 +42,18 @@ const _getTime = Date.prototype.getTime, _toISO = Date.prototype.toISOString, _S
 const _split = String.prototype.split;
 const _getProto = O.getPrototypeOf, _hasOwn = O.prototype.hasOwnProperty;
 const _eval = G.eval, hostCold = host.cold;
-// This step's config and replay log, set by configure (below) before the step's code runs.
-let config, replay;
+// This step's config, set by begin (below) before the step's code runs; its max_tool_calls kept apart, as it is
+// read on every call.
+let config, maxToolCalls = 0;
+// A durable step run again (sandbox.ts replayJson): its log by tool call position, in columns, since QuickJS
+// parses one array of values far faster than an array per call. rKind: 1 the call succeeded, 2 the same with
+// "$pda" tags in its value to revive, 0 it failed, -1 the host answers it. rValue: the logged value (parsed with
+// the config), or {code, tool, message}. rName: the index in rNames of the logged call's name, or -1 when the
+// log does not hold its arguments whole; rArgs: those arguments' JSON. Such a call settles here at once, with no
+// round trip; it still goes to the host, which checks it against the log before any later call is made: whole
+// (kind 2), or, when it is the logged call (its name, and its arguments as JSON writes them), only counted
+// (kind 3, a run of such calls in one entry), since there is nothing in it the log does not hold.
+let replaying = false, replayLength = 0, rKind, rValue, rName, rNames, rArgs;
 const TAG = "$pda", ESC = /^\$+pda$/;
 
 function setOwn(o, k, v) { _defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); }
@@ -130,12 +140,6 @@ const pending = O.create(null);
 // code can put an accessor on an index and rewrite what the host receives.
 let outbox = "";
 let nextId = 0, toolCalls = 0;
-// A durable step run again (sandbox.ts replayJson): by tool call position, [ok, value, tagged] (the logged value,
-// parsed with the config; ok 0: {code, tool, message}), with the logged call's name and arguments' JSON when the
-// host sent them, or 0 where the call goes to the host. Such a call settles here at once, with no round trip; it
-// still goes to the host, which checks it against the log before any later call is made: whole (kind 2), or,
-// when it is the logged call (its name, and its arguments as JSON writes them: sameJson), only counted (kind 3, a
-// run of such calls in one entry), since there is nothing in it the log does not hold.
 let toolSeq = 0, asLogged = 0;
 function post(request) {
   if (asLogged !== 0) {
@@ -145,28 +149,26 @@ function post(request) {
   }
   if (request !== "") outbox = outbox === "" ? request : outbox + "\x02" + request;
 }
-// Whether the arguments are the logged ones: compared as JSON text, as the log keys calls (the host hashes the
-// same text), so a value JSON writes alike (NaN and null, a Date and its ISO string) is alike here as there.
-// Half the cost of encoding them (plain() walks the value first), which is most of what a replayed call costs.
-function sameJson(value, text) {
-  try {
-    return _stringify(value) === text;
-  } catch (e) {
-    return false;
-  }
-}
 function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
   // Namespace calls count too: they are host work the code asks for, as tool calls are.
-  if (++toolCalls > config.maxToolCalls) hostLimit(cut(name, 256));
-  if (kind === 0 && replay !== undefined && toolSeq < replay.length) {
-    const logged = replay[toolSeq];
-    // The log holds a call's arguments as one object (the host maps positional ones onto the tool's names).
-    if (logged !== 0 && logged[3] === name && args.length === 1 && sameJson(args[0], logged[4])) {
-      toolSeq++;
-      nextId++;
-      asLogged++;
-      return answerLogged(logged);
+  if (++toolCalls > maxToolCalls) hostLimit(cut(name, 256));
+  const at = toolSeq;
+  // The logged call at this place, asked again (the log holds a call's arguments as one object: the host maps
+  // positional ones onto the tool's names). Its arguments are compared as JSON text, as the log keys calls (the
+  // host hashes the same text), so a value JSON writes alike (NaN and null, a Date and its ISO string) is
+  // alike here as there. Inline, as each function call is what a replayed call costs in QuickJS.
+  if (kind === 0 && at < replayLength && args.length === 1) {
+    const n = rName[at];
+    if (n >= 0 && rNames[n] === name) {
+      let same = false;
+      try { same = _stringify(args[0]) === rArgs[at]; } catch (e) {}
+      if (same) {
+        toolSeq = at + 1;
+        nextId++;
+        asLogged++;
+        return rKind[at] === 1 ? _resolve(rValue[at]) : answerLogged(at);
+      }
     }
   }
   let json;
@@ -176,14 +178,15 @@ function invoke(kind, jsonName, name, args) {
     return _reject(new ToolError("TOOL_INVALID_ARGS", name, name + ": the arguments cannot be sent: " + (e && e.message)));
   }
   const id = ++nextId;
-  let logged = 0;
-  if (kind === 0 && replay !== undefined) {
-    const seq = toolSeq++;
-    if (seq < replay.length && (logged = replay[seq]) !== 0) kind = 2;
+  let logged = -1;
+  if (kind === 0 && replaying) {
+    logged = toolSeq++;
+    if (logged < replayLength && rKind[logged] >= 0) kind = 2;
+    else logged = -1;
   }
   post(id + "\x01" + kind + "\x01" + jsonName + "\x01" + json);
   // Answered from the log: settled now, with nothing left pending.
-  if (logged !== 0) return answerLogged(logged);
+  if (logged >= 0) return answerLogged(logged);
   return new _Promise(function (resolve, reject) { pending[id] = [resolve, reject]; });
 }
 function settle(id, ok, text) {
@@ -202,11 +205,11 @@ function answer(resolve, reject, ok, text) {
   try { value = decode(text); } catch (e) { return reject(e); }
   return resolve(value);
 }
-// A logged outcome (replay above). Each is handed out once, so its value needs no copy.
-function answerLogged(logged) {
-  const v = logged[1];
-  if (logged[0] !== 1) return _reject(new ToolError(v.code, v.tool, v.message));
-  if (logged[2] !== 1) return _resolve(v);
+// The logged outcome at position at. Each is handed out once, so its value needs no copy.
+function answerLogged(at) {
+  const kind = rKind[at], v = rValue[at];
+  if (kind === 0) return _reject(new ToolError(v.code, v.tool, v.message));
+  if (kind === 1) return _resolve(v);
   let value;
   try { value = cold().revive(v); } catch (e) { return _reject(e); }
   return _resolve(value);
@@ -383,7 +386,13 @@ return {
   },
   begin(configText) {
     config = _parse(configText);
-    replay = config.replay;
+    maxToolCalls = config.maxToolCalls;
+    const r = config.replay;
+    if (r !== undefined) {
+      replaying = true;
+      rKind = r.kind; rValue = r.value; rName = r.name; rNames = r.names; rArgs = r.args;
+      replayLength = rKind.length;
+    }
     // Math.random from the step's seed and Date from its start time (RunOptions seed, epochMs): a step run again
     // to replay its logged calls sees the same numbers and the same clock, so it takes the same path.
     if (config.seed !== undefined) {

@@ -86,25 +86,34 @@ interface Ready {
 }
 
 /**
- * The outcomes the engine hands the code, as one JSON array (the config's `replay`): per call, [1, value,
- * tagged] or [0, {code, tool, message}, 0], the logged value inline as JSON (tagged 1 when it holds "$pda" tags
- * to revive), so the engine parses it once with the config rather than once more per call; 0 where the call
- * must reach the host. Where the log has the call whole, its name and its arguments' JSON (one object) follow,
- * which the engine compares with a call's one argument as JSON.stringify writes it (keys in sorted order).
- * The texts are valid JSON (the journal parsed each, or encode made it), so each fills its place and no more.
- * The first that cannot cross (not encodable, too large) ends the list: from there the host replays, and says
- * why the way a live call would.
+ * The outcomes the engine hands the code (the config's `replay`, prelude.ts), as columns by call position:
+ * `kind` 1 (the logged value; 2 when it holds "$pda" tags to revive) or 0 (the logged error, {code, tool,
+ * message}), or -1 where the call must reach the host; `value` the value inline as JSON, so the engine parses
+ * it once with the config rather than once more per call; where the log has the call whole, `name` the index
+ * of its name in `names` and `args` its arguments' JSON (one object), which the engine compares with a call's
+ * one argument as JSON.stringify writes it (keys in sorted order); else -1 and 0. Columns, as QuickJS parses
+ * an array per call at twice the cost of the values in it. The texts are valid JSON (the journal parsed each,
+ * or encode made it), so each fills its place and no more. The first that cannot cross (not encodable, too
+ * large) ends the list: from there the host replays, and says why the way a live call would.
  */
 function replayJson(outcomes: readonly (ReplayOutcome | null)[], maxChars: number): string {
-  const entries: string[] = [];
+  const kinds: number[] = [];
+  const values: string[] = [];
+  const nameAt: number[] = [];
+  const args: string[] = [];
+  const nameIndex = new Map<string, number>();
   for (const o of outcomes) {
     if (o === null) {
-      entries.push("0");
+      kinds.push(-1);
+      values.push("0");
+      nameAt.push(-1);
+      args.push("0");
       continue;
     }
-    let entry: string;
-    if (!o.ok) entry = `[0,${JSON.stringify({ code: o.code, tool: o.tool, message: o.message })},0`;
-    else {
+    if (!o.ok) {
+      kinds.push(0);
+      values.push(JSON.stringify({ code: o.code, tool: o.tool, message: o.message }));
+    } else {
       let text: string;
       try {
         text = o.text ?? encode(o.value);
@@ -112,16 +121,24 @@ function replayJson(outcomes: readonly (ReplayOutcome | null)[], maxChars: numbe
         break;
       }
       if (text.length > maxChars) break;
-      entry = `[1,${text},${o.text === undefined && text.includes(TAG) ? 1 : 0}`;
+      kinds.push(o.text === undefined && text.includes(TAG) ? 2 : 1);
+      values.push(text);
     }
-    entries.push(
-      o.logged
-        ? `${entry},${JSON.stringify(o.logged.name)},${JSON.stringify(o.logged.argsJson)}]`
-        : `${entry}]`,
-    );
+    if (o.logged) {
+      let at = nameIndex.get(o.logged.name);
+      if (at === undefined) nameIndex.set(o.logged.name, (at = nameIndex.size));
+      nameAt.push(at);
+      args.push(JSON.stringify(o.logged.argsJson));
+    } else {
+      nameAt.push(-1);
+      args.push("0");
+    }
   }
-  while (entries.length > 0 && entries[entries.length - 1] === "0") entries.pop();
-  return `[${entries.join(",")}]`;
+  let n = kinds.length;
+  while (n > 0 && kinds[n - 1] === -1) n--;
+  const column = (xs: (number | string)[]) => (n === xs.length ? xs : xs.slice(0, n)).join(",");
+  const names = JSON.stringify([...nameIndex.keys()]);
+  return `{"kind":[${column(kinds)}],"value":[${column(values)}],"name":[${column(nameAt)}],"names":${names},"args":[${column(args)}]}`;
 }
 
 /** A name from the sandbox as error messages show it: cut, since the code may send megabytes. */

@@ -22,6 +22,11 @@ export interface LoggedCall {
   args_sha: string | null;
   /** The arguments as the log keeps them (sorted keys, redacted): a replayed call sent as this text is the same. */
   args_json: string | null;
+  /**
+   * args_json is the arguments' text whole, as args_sha hashes it: the store's sanitizer neither redacted nor
+   * cut it. Only then may a replayed call be matched on its text alone.
+   */
+  args_whole: boolean;
   state: ToolCallState;
   ok: boolean;
   error_kind: string | null;

@@ -3,13 +3,14 @@
  * finished tool_calls row is a call in flight, or in doubt once its process is gone.
  */
 import type { LoggedCall, ToolCallState } from "../core/index.js";
+import { maybeSanitized } from "./sanitize.js";
 
-/** A session's open intents, of one step or (step NULL) of all. */
 /** Drops a session's intents (of one step, or all) whose call has its finished row. */
 export const DROP_FINISHED_INTENTS = `DELETE FROM tool_intents WHERE session_id = ? AND (? IS NULL OR step_index = ?)
   AND EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = tool_intents.session_id
     AND c.step_index = tool_intents.step_index AND c.seq = tool_intents.seq AND c.state != 'replayed')`;
 
+/** A session's open intents, of one step or (step NULL) of all. */
 export const OPEN_INTENTS = `SELECT i.* FROM tool_intents i WHERE i.session_id = ? AND (? IS NULL OR i.step_index = ?)
   AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = i.session_id AND c.step_index = i.step_index
     AND c.seq = i.seq AND c.state != 'replayed')`;
@@ -51,6 +52,11 @@ export interface CallDbRow {
   ord: number;
 }
 
+/** Whether a logged call's arguments are their text whole (LoggedCall.args_whole). */
+export function argsWhole(argsJson: string | null): boolean {
+  return argsJson !== null && !maybeSanitized(argsJson);
+}
+
 /** A finished row from a journal file, unless the table has it (the same write: its `ord`). */
 export const FOLD_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
   error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
@@ -67,6 +73,7 @@ export function loggedCall(c: CallDbRow): LoggedCall {
     tool: c.tool,
     args_sha: c.args_sha,
     args_json: c.args_json,
+    args_whole: argsWhole(c.args_json),
     state: c.state,
     ok: c.ok === 1,
     error_kind: c.error_kind,
@@ -86,6 +93,7 @@ export function sentCall(i: IntentDbRow): LoggedCall {
     tool: i.tool,
     args_sha: i.args_sha,
     args_json: i.args_json,
+    args_whole: argsWhole(i.args_json),
     state: "sent",
     ok: false,
     error_kind: null,

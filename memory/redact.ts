@@ -17,7 +17,9 @@ export interface RedactRule {
   apply: (text: string) => string;
 }
 
-export const marker = (name: string): string => `[REDACTED:${name}]`;
+/** What every redaction leaves in a text (marker below), and nothing else of the sanitizer's does. */
+export const REDACTED = "[REDACTED:";
+export const marker = (name: string): string => `${REDACTED}${name}]`;
 
 /** Token characters: what API keys, JWT parts and similar secrets are made of. */
 const TOKEN_CHARS = "A-Za-z0-9_\\-./+=~";
@@ -39,7 +41,7 @@ const NAME_PROBE =
 
 /** Whether the value under a name (a JSON key, an assignment) is to be redacted. */
 export function isSecretPair(name: string, value: string): boolean {
-  if (value.length === 0 || value.startsWith("[REDACTED:")) return false;
+  if (value.length === 0 || value.startsWith(REDACTED)) return false;
   if (PASSWORD_NAME.test(name)) return true;
   return TOKEN_NAME.test(name) && looksLikeToken(value);
 }
@@ -99,7 +101,7 @@ export const BUILTIN_RULES: readonly RedactRule[] = [
     probe: /:\/\/[^\s:/?#@"'\\]+:[^\s/?#@"'\\]+@/,
     apply: (text) =>
       text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"'\\]+):([^\s/?#@"'\\]+)@/gi, (m, prefix, password) =>
-        (password as string).startsWith("[REDACTED:") ? m : `${prefix}:${marker("url_password")}@`,
+        (password as string).startsWith(REDACTED) ? m : `${prefix}:${marker("url_password")}@`,
       ),
   },
   {

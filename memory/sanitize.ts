@@ -7,7 +7,7 @@
  */
 
 import { escapeRegExp, type AgentSession, type Step } from "../core/index.js";
-import { BUILTIN_RULES, isSecretPair, marker, type RedactRule } from "./redact.js";
+import { BUILTIN_RULES, REDACTED, isSecretPair, marker, type RedactRule } from "./redact.js";
 
 /** Environment variable names whose values are treated as secrets: these words anywhere in the name… */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
@@ -51,6 +51,17 @@ export function collectSecrets(env: NodeJS.ProcessEnv, extra: readonly string[] 
   return secrets;
 }
 
+/** What text() leaves where it cut a text. */
+const CUT = "…[truncated: ";
+
+/**
+ * Whether text() may have changed `text` (a text as the store wrote it): every redaction and every cut leaves
+ * its marker. A text that holds one unchanged answers yes too, which only costs a check by hash.
+ */
+export function maybeSanitized(text: string): boolean {
+  return text.includes(REDACTED) || text.includes(CUT);
+}
+
 export function byteLength(text: string): number {
   return Buffer.byteLength(text, "utf8");
 }
@@ -91,7 +102,7 @@ export class Sanitizer {
   text(value: string, maxChars: number = this.limits.maxTextChars): string {
     const clean = this.redact(value);
     if (clean.length <= maxChars) return clean;
-    return `${clean.slice(0, maxChars)}…[truncated: ${byteLength(clean)} bytes in full]`;
+    return `${clean.slice(0, maxChars)}${CUT}${byteLength(clean)} bytes in full]`;
   }
 
   optText(value: string | null | undefined): string | null {

@@ -216,8 +216,8 @@ export class StepJournal {
         ? { ok: true, value, text: taggedAlready(c.result_json!) }
         : { ok: false, ...loggedError(c) };
       // The sandbox may match the call against the logged text itself only if that text is the arguments
-      // whole: not redacted or cut (then it would not hash to the logged arguments' hash).
-      if (c.args_json !== null && c.args_sha !== null && argsSha(c.args_json) === c.args_sha)
+      // whole: not redacted or cut (the store tells; such a text would not hash to the logged arguments' hash).
+      if (c.args_whole && c.args_json !== null && c.args_sha !== null)
         outcome.logged = { name: `${c.server}.${c.tool}`, argsJson: c.args_json };
       outcomes.push(outcome);
     }

@@ -91,6 +91,36 @@ describe("a step's logged calls", () => {
     expect(row.get()).toEqual({ args_json: '{"id":1}', args_sha: "sha-1" });
   });
 
+  it("a logged call's arguments are whole unless the store redacted or cut them, finished, sent or in doubt", () => {
+    store.close();
+    store = SessionStore.open(join(dir, "pda.db"), {
+      secrets: ["hunter2-long-secret"],
+      limits: { maxTextChars: 40 },
+    });
+    const id = started();
+    const args = [
+      '{"id":0}',
+      '{"id":1,"pin":"hunter2-long-secret"}',
+      `{"id":2,"note":"${"x".repeat(60)}"}`,
+      // What a marker looks like, sent as it is: not told apart from one the store wrote, so checked by hash.
+      '{"id":3,"note":"[REDACTED:mine]"}',
+    ];
+    args.forEach((a, seq) => store.recordToolCall(id, 0, done(seq, { args_json: a })));
+    args.forEach((a, seq) => store.intent(id, 1, { ...intent(seq), args_json: a }));
+    const whole = (step: number) => store.stepCalls(id, step).map((c) => [c.seq, c.args_whole]);
+    const expected = [
+      [0, true],
+      [1, false],
+      [2, false],
+      [3, false],
+    ];
+    expect(whole(0)).toEqual(expected);
+    expect(whole(1)).toEqual(expected);
+    expect(store.stepCalls(id, 0)[1]!.args_json).toContain("[REDACTED:");
+    expect(store.markInDoubt(id)).toBe(4);
+    expect(whole(1)).toEqual(expected);
+  });
+
   it("a replayed copy is not the call: its intent stays open", () => {
     const id = started();
     store.intent(id, 0, intent(0));

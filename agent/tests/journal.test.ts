@@ -1,0 +1,85 @@
+/**
+ * The step journal between a real SQLite store and the real sandbox: what it hands the sandbox to replay by
+ * itself. A logged call's arguments are matched on their text in the sandbox only when the store kept that
+ * text whole; a call whose arguments the store redacted goes to the host, which checks it by hash.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Profile } from "../../config/index.js";
+import { runCode } from "../../action/index.js";
+import { InProcessToolHost } from "../../action/testing.js";
+import { newSession, systemClock, type AgentSession } from "../../core/index.js";
+import { SessionStore } from "../../memory/index.js";
+import { StepJournal } from "../kernel/journal.js";
+import { scopedHost } from "../kernel/index.js";
+
+const SECRET = "hunter2-long-secret";
+const limits = Profile.parse({}).sandbox;
+let dir: string;
+let store: SessionStore;
+let session: AgentSession;
+let host: InProcessToolHost;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-journal-"));
+  store = SessionStore.open(join(dir, "pda.db"), { secrets: [SECRET] });
+  session = newSession("note twice", "s-journal", systemClock.iso());
+  store.startSession(session);
+  host = new InProcessToolHost([
+    {
+      server: "pad",
+      name: "note",
+      inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      handler: (args) => ({ length: String(args.text).length }),
+    },
+  ]);
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Step 0 run through a fresh journal, as a (resumed) session runs it; the journal's view of its log first. */
+async function runStep(code: string) {
+  const journal = new StepJournal(store, session, undefined, systemClock.now, systemClock.iso);
+  const scoped = scopedHost(journal.host(host), systemClock.now, systemClock.iso);
+  const off = scoped.onCall((r) => store.recordToolCall(session.session_id, 0, r));
+  journal.begin(0, () => {});
+  const replay = scoped.replay?.();
+  try {
+    return { replay, result: await runCode(code, scoped, limits) };
+  } finally {
+    journal.end();
+    off();
+  }
+}
+
+describe("what the journal hands the sandbox to replay", () => {
+  it("a logged call's arguments only when the store kept them whole; a redacted call is checked by the host", async () => {
+    const code = `const a = await note({ text: "plain" }); const b = await note({ text: "${SECRET}" });
+      return a.length + b.length;`;
+    const first = await runStep(code);
+    expect(first.replay).toBeUndefined();
+    expect(first.result.value).toBe(5 + SECRET.length);
+
+    const again = await runStep(code);
+    expect(again.replay?.outcomes.map((o) => o?.logged?.argsJson)).toEqual(['{"text":"plain"}', undefined]);
+    expect(again.result.value).toBe(5 + SECRET.length);
+    // Neither call was made again: the first matched in the sandbox, the second by hash in the host.
+    expect(host.received.map((r) => r.args.text)).toEqual(["plain", SECRET]);
+    const rows = store.db
+      .prepare("SELECT seq, state FROM tool_calls_all WHERE session_id = ? ORDER BY ord")
+      .all(session.session_id);
+    expect(rows).toEqual([
+      { seq: 0, state: "done" },
+      { seq: 1, state: "done" },
+      { seq: 0, state: "replayed" },
+      { seq: 1, state: "replayed" },
+    ]);
+    // The first replayed call is a run pointing at its logged row; the second, checked whole, a row of its own.
+    const runs = store.db.prepare("SELECT first_seq, count FROM replayed_runs").all();
+    expect(runs).toEqual([{ first_seq: 0, count: 1 }]);
+  });
+});
