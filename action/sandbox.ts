@@ -159,8 +159,9 @@ class StepRun {
   /**
    * Aborted when the step ends with calls still running. One for all the step's calls: hosts must cancel
    * only the calls still in flight (the hub keeps one listener per signal, see mcp_servers/hub/cancel.ts).
+   * Made with the first live call: a step that calls nothing, or only replays, needs none.
    */
-  private readonly callsAbort = new AbortController();
+  private callsAbort?: AbortController;
   private callCount = 0;
   /** Tool calls the code has made so far (in its order, invalid ones too): the next call's `seq`. */
   private toolSeq = 0;
@@ -200,9 +201,6 @@ class StepRun {
     private readonly limits: SandboxLimits,
     private readonly options: RunOptions,
   ) {
-    // A host may listen per call while the call runs (the in-process one does), and parallel() may put many
-    // calls under way; more than this at once is more likely a host that leaves its listeners behind.
-    setMaxListeners(64, this.callsAbort.signal);
     this.tools = host.tools();
     for (const t of this.tools) {
       this.byName.set(t.qualified, t);
@@ -644,7 +642,7 @@ class StepRun {
     }
     let promise: Promise<unknown>;
     try {
-      promise = this.host.call(info.qualified, args, { signal: this.callsAbort.signal, seq });
+      promise = this.host.call(info.qualified, args, { signal: this.callSignal(), seq });
     } catch (e) {
       promise = Promise.reject(e);
     }
@@ -798,7 +796,17 @@ class StepRun {
         );
     }
     this.pending.clear();
-    this.callsAbort.abort(reason);
+    this.callsAbort?.abort(reason);
+  }
+
+  private callSignal(): AbortSignal {
+    if (!this.callsAbort) {
+      this.callsAbort = new AbortController();
+      // A host may listen per call while the call runs (the in-process one does), and parallel() may put many
+      // calls under way; more than this at once is more likely a host that leaves its listeners behind.
+      setMaxListeners(64, this.callsAbort.signal);
+    }
+    return this.callsAbort.signal;
   }
 
   private result(fatal?: StepError): ExecutionResult {
