@@ -153,24 +153,6 @@ function invoke(kind, jsonName, name, args) {
   // Counted here so a loop of unawaited calls is stopped at once, not when the host next collects them.
   // Namespace calls count too: they are host work the code asks for, as tool calls are.
   if (++toolCalls > maxToolCalls) hostLimit(cut(name, 256));
-  const at = toolSeq;
-  // The logged call at this place, asked again (the log holds a call's arguments as one object: the host maps
-  // positional ones onto the tool's names). Its arguments are compared as JSON text, as the log keys calls (the
-  // host hashes the same text), so a value JSON writes alike (NaN and null, a Date and its ISO string) is
-  // alike here as there. Inline, as each function call is what a replayed call costs in QuickJS.
-  if (kind === 0 && at < replayLength && args.length === 1) {
-    const n = rName[at];
-    if (n >= 0 && rNames[n] === name) {
-      let same = false;
-      try { same = _stringify(args[0]) === rArgs[at]; } catch (e) {}
-      if (same) {
-        toolSeq = at + 1;
-        nextId++;
-        asLogged++;
-        return rKind[at] === 1 ? _resolve(rValue[at]) : answerLogged(at);
-      }
-    }
-  }
   let json;
   try {
     json = encodeArgs(args);
@@ -226,19 +208,47 @@ function suggestion(name) {
   const s = hostSuggest(cut(name, 257));
   return s ? "; closest: " + s : "";
 }
+// A tool's function, and a namespace function's. A tool call that is the logged call at its place, asked again
+// (its name, and its one argument as JSON writes it: the log holds a call's arguments as one object, the host
+// maps positional ones onto the tool's names), is answered here from the log and counted, with nothing sent;
+// any other goes to invoke. Compared as JSON text, as the log keys calls (the host hashes the same text), so a
+// value JSON writes alike (NaN and null, a Date and its ISO string) is alike here as there. In the function
+// itself, as each function call is what a replayed call costs in QuickJS.
 function toolFunction(kind, qualified, name) {
   const jsonName = _stringify(qualified);
-  const f = function (...args) { return invoke(kind, jsonName, qualified, args); };
+  const f = kind !== 0
+    ? function (...args) { return invoke(kind, jsonName, qualified, args); }
+    : function (...args) {
+      const at = toolSeq;
+      if (at < replayLength && args.length === 1 && toolCalls < maxToolCalls) {
+        const n = rName[at];
+        if (n >= 0 && rNames[n] === qualified) {
+          let same = false;
+          try { same = _stringify(args[0]) === rArgs[at]; } catch (e) {}
+          if (same) {
+            toolCalls++;
+            toolSeq = at + 1;
+            nextId++;
+            asLogged++;
+            return rKind[at] === 1 ? _resolve(rValue[at]) : answerLogged(at);
+          }
+        }
+      }
+      return invoke(0, jsonName, qualified, args);
+    };
   _defineProperty(f, "name", { value: name });
   return f;
 }
+// The bound tools' functions by qualified name, for callTool (bind fills it).
+const byQualified = O.create(null);
 function parallel(tasks) {
   if (!_isArray(tasks)) return _reject(new TypeError("parallel() takes an array of functions, e.g. parallel([() => a(), () => b()])"));
   return _all(tasks.map(function (t) { return typeof t === "function" ? t() : t; }));
 }
 function callTool(name, ...args) {
   const n = _String(name);
-  return invoke(0, _stringify(n), n, args);
+  const f = byQualified[n];
+  return f !== undefined ? _apply(f, undefined, args) : invoke(0, _stringify(n), n, args);
 }
 
 function logger(level) {
@@ -362,6 +372,7 @@ return {
     const plainNames = [];
     for (const t of bound.tools) {
       const group = groupOf(t.s, t.sid), f = toolFunction(0, t.q, t.n);
+      byQualified[t.q] = f;
       putOwn(group, t.n, f);
       if (t.m !== t.n) putOwn(group, t.m, f);
       if (t.g) plainNames.push([t.g, f]);

@@ -157,6 +157,30 @@ describe("replaying a step's logged calls", () => {
       ]);
     });
 
+    it("are matched however the code names the tool: its function, its server's, or callTool with its full name", async () => {
+      const r = replaying([
+        logged(1, '{"a":0,"b":1}'),
+        logged(2, '{"a":1,"b":1}'),
+        logged(3, '{"a":2,"b":1}'),
+        logged(4, '{"a":3,"b":1}'),
+      ]);
+      const run = await runCode(
+        `return [await add({ a: 0, b: 1 }), await math.add({ a: 1, b: 1 }), await callTool("math.add", { a: 2, b: 1 }),
+          await callTool("add", { a: 3, b: 1 })];`,
+        r.host,
+        limits(),
+      );
+      expect(run.value).toEqual([1, 2, 3, 4]);
+      expect(r.inner.received).toEqual([]);
+      // By its plain name callTool reaches the host, which finds the call is the logged one all the same.
+      expect(r.confirmed.flat()).toEqual([
+        { seq: 0, asLogged: true },
+        { seq: 1, asLogged: true },
+        { seq: 2, asLogged: true },
+        { seq: 3, call: { name: "math.add", args: { a: 3, b: 1 } } },
+      ]);
+    });
+
     it("a call sent otherwise (other arguments, positional ones, another order of keys) goes to the host whole, in its place", async () => {
       const r = replaying([
         logged(1, '{"a":0,"b":1}'),
