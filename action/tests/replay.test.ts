@@ -134,6 +134,8 @@ describe("replaying a step's logged calls", () => {
       value,
       logged: { name: "math.add", argsJson },
     });
+    /** Logged calls add({ a, b: 1 }), one per `a`, each logged with the value 1, 2, 3, … */
+    const loggedAdds = (...as: number[]) => as.map((a, i) => logged(i + 1, `{"a":${a},"b":1}`));
 
     it("are only counted: the host learns their places, not their arguments, and the step's records hold them", async () => {
       const r = replaying([logged(100, '{"a":0,"b":1}'), logged(200, '{"a":1,"b":1}')]);
@@ -158,12 +160,7 @@ describe("replaying a step's logged calls", () => {
     });
 
     it("are matched however the code names the tool: its function, its server's, or callTool with its full name", async () => {
-      const r = replaying([
-        logged(1, '{"a":0,"b":1}'),
-        logged(2, '{"a":1,"b":1}'),
-        logged(3, '{"a":2,"b":1}'),
-        logged(4, '{"a":3,"b":1}'),
-      ]);
+      const r = replaying(loggedAdds(0, 1, 2, 3));
       const run = await runCode(
         `return [await add({ a: 0, b: 1 }), await math.add({ a: 1, b: 1 }), await callTool("math.add", { a: 2, b: 1 }),
           await callTool("add", { a: 3, b: 1 })];`,
@@ -182,12 +179,7 @@ describe("replaying a step's logged calls", () => {
     });
 
     it("a call sent otherwise (other arguments, positional ones, another order of keys) goes to the host whole, in its place", async () => {
-      const r = replaying([
-        logged(1, '{"a":0,"b":1}'),
-        logged(2, '{"a":5,"b":1}'),
-        logged(3, '{"a":2,"b":1}'),
-        logged(4, '{"a":3,"b":1}'),
-      ]);
+      const r = replaying(loggedAdds(0, 5, 2, 3));
       const run = await runCode(
         "const a = await add({ a: 0, b: 1 }); const b = await add({ a: 1, b: 1 }); const c = await add(2, 1); const d = await add({ b: 1, a: 3 }); return [a, b, c, d];",
         r.host,
