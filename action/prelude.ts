@@ -225,7 +225,8 @@ function toolFunction(kind, qualified, name) {
         if (n >= 0 && rNames[n] === qualified) {
           let same = false;
           try { same = _stringify(args[0]) === rArgs[at]; } catch (e) {}
-          if (same) {
+          // Unless a toJSON made calls meanwhile, which took this place: then the host checks this one.
+          if (same && toolSeq === at) {
             toolCalls++;
             toolSeq = at + 1;
             nextId++;

@@ -178,6 +178,24 @@ describe("replaying a step's logged calls", () => {
       ]);
     });
 
+    it("a call whose arguments' toJSON makes a call meanwhile goes to the host, at the place after that call", async () => {
+      const r = replaying(loggedAdds(0, 1));
+      const run = await runCode(
+        `const inner = [];
+        const arg = { toJSON() { if (inner.length === 0) inner.push(add({ a: 0, b: 1 })); return { a: 0, b: 1 }; } };
+        const outer = await add(arg);
+        return [await inner[0], outer];`,
+        r.host,
+        limits(),
+      );
+      expect(run.value).toEqual([1, 2]);
+      // The host checks the outer call against the log's second call, and so finds that the code left its path.
+      expect(r.confirmed.flat()).toEqual([
+        { seq: 0, asLogged: true },
+        { seq: 1, call: { name: "math.add", args: { a: 0, b: 1 } } },
+      ]);
+    });
+
     it("a call sent otherwise (other arguments, positional ones, another order of keys) goes to the host whole, in its place", async () => {
       const r = replaying(loggedAdds(0, 5, 2, 3));
       const run = await runCode(
