@@ -220,13 +220,14 @@ function toolFunction(kind, qualified, name) {
     ? function (...args) { return invoke(kind, jsonName, qualified, args); }
     : function (...args) {
       const at = toolSeq;
-      if (at < replayLength && args.length === 1 && toolCalls < maxToolCalls) {
+      if (at < replayLength && args.length === 1) {
         const n = rName[at];
         if (n >= 0 && rNames[n] === qualified) {
           let same = false;
           try { same = _stringify(args[0]) === rArgs[at]; } catch (e) {}
-          // Unless a toJSON made calls meanwhile, which took this place: then the host checks this one.
-          if (same && toolSeq === at) {
+          // Unless a toJSON made calls meanwhile, which took this place (the host checks this one then), or the
+          // step is at max_tool_calls (invoke ends it).
+          if (same && toolSeq === at && toolCalls < maxToolCalls) {
             toolCalls++;
             toolSeq = at + 1;
             nextId++;

@@ -244,6 +244,20 @@ describe("replaying a step's logged calls", () => {
       expect(run.error?.code).toBe("SANDBOX_TOOL_LIMIT");
     });
 
+    it("count toward max_tool_calls with the calls their arguments' toJSON makes meanwhile", async () => {
+      const r = replaying(loggedAdds(0, 1));
+      const run = await runCode(
+        `let asked = false;
+        const arg = { toJSON() { if (!asked) { asked = true; notes.write("x"); } return { a: 1, b: 1 }; } };
+        await add({ a: 0, b: 1 });
+        return await add(arg);`,
+        r.host,
+        limits({ max_tool_calls: 2 }),
+        { namespaces: { notes: { write: async () => "ok" } } },
+      );
+      expect(run.error?.code).toBe("SANDBOX_TOOL_LIMIT");
+    });
+
     it("a logged call without its text (the log redacted or cut it) goes to the host whole", async () => {
       const r = replaying([logged(1, '{"a":0,"b":1}'), { ok: true, value: 2 }]);
       const run = await runCode(
