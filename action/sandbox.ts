@@ -114,14 +114,15 @@ function replayJson(outcomes: readonly (ReplayOutcome | null)[], maxChars: numbe
       kinds.push(0);
       values.push(JSON.stringify({ code: o.code, tool: o.tool, message: o.message }));
     } else {
+      const given = "text" in o;
       let text: string;
       try {
-        text = o.text ?? encode(o.value);
+        text = given ? o.text : encode(o.value);
       } catch {
         break;
       }
       if (text.length > maxChars) break;
-      kinds.push(o.text === undefined && text.includes(TAG) ? 2 : 1);
+      kinds.push(!given && text.includes(TAG) ? 2 : 1);
       values.push(text);
     }
     if (o.logged) {

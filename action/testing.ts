@@ -19,6 +19,8 @@ export interface InProcessTool {
   description?: string;
   /** JSON Schema of the arguments (what an MCP server lists as inputSchema). */
   inputSchema?: Record<string, unknown>;
+  /** What an MCP server's readOnlyHint or idempotentHint tells: a call in doubt may be made again. */
+  safeToRepeat?: boolean;
   /** Returns the tool's value; throw ToolError (or anything: it becomes TOOL_ERROR) to fail. */
   handler: (args: Record<string, unknown>, options: CallOptions) => unknown;
 }
@@ -40,6 +42,7 @@ export class InProcessToolHost implements ToolHost {
       unique: count.get(t.name) === 1,
       description: t.description ?? "",
       inputSchema: t.inputSchema ?? { type: "object", properties: {} },
+      ...(t.safeToRepeat && { safeToRepeat: true }),
     }));
     tools.forEach((t, i) => {
       const info = this.list[i]!;

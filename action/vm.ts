@@ -157,7 +157,15 @@ export class StepVm implements StepSide {
     this.fast = new FastLane(this.engine.module, rt, ctx);
     const begun = this.fast.callWithText(warm.begin, this.start.config);
     if ("error" in begun) {
-      this.vmError(begun.error);
+      // The config is JSON the host wrote, but for the logged results a replayed step splices in as the log
+      // holds them (sandbox.ts replayJson): a text that is not JSON there is a damaged log, not the code's error.
+      const info = this.errorInfo(begun.error);
+      if (info.name === "SyntaxError" && !this.fatal) {
+        this.fatal = {
+          code: "SANDBOX_RUNTIME",
+          message: `the step's logged results cannot be read (is the session's log damaged?): ${info.message}`,
+        };
+      } else this.vmError(begun.error);
       return false;
     }
     const api = begun.value;

@@ -32,6 +32,12 @@ export interface LoggedCall {
   error_kind: string | null;
   error_message: string | null;
   result_json: string | null;
+  /**
+   * result_json is the value's JSON whole, as the call returned it: the sanitizer neither redacted nor cut it.
+   * Only such a result may be handed to the code again; a secret the store redacted would reach it as
+   * "[REDACTED:…]" and send the code down another path (or into a live call) with a value it never had.
+   */
+  result_whole: boolean;
 }
 
 export interface ToolJournal {

@@ -90,12 +90,9 @@ export interface ToolHost {
  * against it itself.
  */
 export type ReplayOutcome = (
-  | {
-      ok: true;
-      value: unknown;
-      /** The value as the sandbox takes it (tagged JSON), when the log's text is that already. */
-      text?: string;
-    }
+  | { ok: true; value: unknown }
+  /** The value as the sandbox takes it (its tagged JSON), when the log's text is that already. */
+  | { ok: true; text: string }
   | { ok: false; code: string; tool: string; message: string }
 ) & { logged?: { name: string; argsJson: string } };
 

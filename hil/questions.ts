@@ -73,6 +73,11 @@ export const InDoubtQuestion = z.object({
   server: z.string().optional(),
   args: z.record(z.string(), z.unknown()),
   step_index: z.number().int().min(0).optional(),
+  /**
+   * It did happen: it ended before the restart, but the store did not keep its result whole (over 1 MB, or a
+   * secret it redacted), so the code cannot be handed it again.
+   */
+  happened: z.literal(true).optional(),
 });
 export type InDoubtQuestion = z.infer<typeof InDoubtQuestion>;
 

@@ -98,9 +98,13 @@ export function renderQuestion(q: Question, opts: RenderOptions = {}): string {
       break;
     case "in_doubt":
       lines.push(
-        `Before pda stopped, the step sent ${c.bold(q.server ? `${q.server}.${q.tool}` : q.tool)} with:`,
+        `Before pda stopped, the step ${q.happened ? "made" : "sent"} ${c.bold(q.server ? `${q.server}.${q.tool}` : q.tool)} with:`,
         renderValue(q.args),
-        c.dim("No answer came back, so it may or may not have happened. Check, then choose."),
+        c.dim(
+          q.happened
+            ? "It happened, but its result was not kept (too large, or a secret the store redacted). Choose."
+            : "No answer came back, so it may or may not have happened. Check, then choose.",
+        ),
       );
       break;
   }

@@ -57,6 +57,14 @@ export function argsWhole(argsJson: string | null): boolean {
   return argsJson !== null && !maybeSanitized(argsJson);
 }
 
+/**
+ * Whether a logged call's result is its value's JSON whole (LoggedCall.result_whole). A result that holds a
+ * marker as the tool wrote it answers no as well: its call is then treated as one whose result was not kept.
+ */
+export function resultWhole(resultJson: string | null): boolean {
+  return resultJson !== null && !maybeSanitized(resultJson);
+}
+
 /** A finished row from a journal file, unless the table has it (the same write: its `ord`). */
 export const FOLD_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
   error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
@@ -79,6 +87,7 @@ export function loggedCall(c: CallDbRow): LoggedCall {
     error_kind: c.error_kind,
     error_message: c.error_message,
     result_json: c.result_json,
+    result_whole: resultWhole(c.result_json),
   };
 }
 
@@ -99,5 +108,6 @@ export function sentCall(i: IntentDbRow): LoggedCall {
     error_kind: null,
     error_message: null,
     result_json: null,
+    result_whole: false,
   };
 }

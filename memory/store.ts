@@ -29,6 +29,7 @@ import {
   OPEN_INTENTS,
   argsWhole,
   loggedCall,
+  resultWhole,
   sentCall,
   type CallDbRow,
   type IntentDbRow,
@@ -714,6 +715,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         error_kind: r[8],
         error_message: r[9],
         result_json: r[10],
+        result_whole: resultWhole(r[10]),
       };
       const had = bySeq.get(call.seq);
       if (!had || outranks(call, r[0], had, ids.get(call.seq)!)) {

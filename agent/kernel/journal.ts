@@ -132,8 +132,9 @@ export class StepJournal {
       if (logged.state === "done" && (!logged.ok || value !== NOT_REPLAYABLE)) {
         return this.replay(options, logged, value, ids);
       }
-      // In doubt (or its result too large to have been kept): did it happen?
-      const verdict = await this.inDoubt(st, info, qualified, args);
+      // In doubt, or done with its result not kept whole (too large, a secret redacted): handled alike.
+      const happened = logged.state === "done";
+      const verdict = await this.inDoubt(st, info, qualified, args, happened);
       decidedBy = verdict.by;
       if (verdict.kind === "result")
         return this.replay(options, { ...logged, ok: true }, verdict.value, {
@@ -144,7 +145,9 @@ export class StepJournal {
         const e = new ToolError(
           "IN_DOUBT",
           qualified,
-          `${qualified} was sent before the process ended and may or may not have happened; it was not made again (${verdict.by})`,
+          happened
+            ? `${qualified} was made before the restart, but its result was not kept whole (too large, or a secret the store redacted); it was not made again (${verdict.by})`
+            : `${qualified} was sent before the process ended and may or may not have happened; it was not made again (${verdict.by})`,
         );
         if (verdict.kind === "fail") st.failure ??= e;
         this.emit(options, inner, name, {
@@ -210,11 +213,18 @@ export class StepJournal {
         outcomes.push(null);
         continue;
       }
-      const value = c.state === "done" ? parsedResult(c) : NOT_REPLAYABLE;
-      if (c.ok ? value === NOT_REPLAYABLE : c.state !== "done") break;
-      const outcome: ReplayOutcome = c.ok
-        ? { ok: true, value, text: taggedAlready(c.result_json!) }
-        : { ok: false, ...loggedError(c) };
+      if (c.state !== "done" || (c.ok && !c.result_whole)) break;
+      // A whole result is JSON.stringify's text: the sandbox takes it as it stands unless it holds a "$pda" key,
+      // which its codec would read as a tag (then the value goes encoded, escaping the key).
+      let outcome: ReplayOutcome;
+      if (!c.ok) outcome = { ok: false, ...loggedError(c) };
+      else if (c.result_json !== "" && !c.result_json!.includes(TAG))
+        outcome = { ok: true, text: c.result_json! };
+      else {
+        const value = parsedResult(c);
+        if (value === NOT_REPLAYABLE) break;
+        outcome = { ok: true, value };
+      }
       // The sandbox may match the call against the logged text itself only if that text is the arguments
       // whole: not redacted or cut (the store tells; such a text would not hash to the logged arguments' hash).
       if (c.args_whole && c.args_json !== null && c.args_sha !== null)
@@ -385,6 +395,7 @@ export class StepJournal {
     info: ToolInfo | undefined,
     qualified: string,
     args: Record<string, unknown>,
+    happened: boolean,
   ): Promise<
     { kind: "repeat" | "skip" | "fail"; by: string } | { kind: "result"; value: unknown; by: string }
   > {
@@ -396,6 +407,7 @@ export class StepJournal {
       server: info?.server ?? serverOf(qualified),
       args,
       step_index: st.step,
+      ...(happened && { happened }),
     };
     const a = await ask(this.human, this.s, question);
     if (a.kind === "stop") return this.halt(question, a, qualified);
@@ -434,23 +446,18 @@ function loggedError(c: LoggedCall): { code: ToolErrorCode; tool: string; messag
   return { code, tool, message: c.error_message ?? `${tool} failed` };
 }
 
-/** The logged value of a finished call; NOT_REPLAYABLE when it was not kept whole (cut for size, or none). */
+/**
+ * The logged value of a finished call; NOT_REPLAYABLE when it was not kept whole (cut for size, a secret
+ * redacted, or none).
+ */
 function parsedResult(c: LoggedCall): unknown {
-  if (c.result_json === null) return NOT_REPLAYABLE;
+  if (c.result_json === null || !c.result_whole) return NOT_REPLAYABLE;
   if (c.result_json === "") return undefined;
   try {
     return JSON.parse(c.result_json);
   } catch {
     return NOT_REPLAYABLE;
   }
-}
-
-/**
- * A logged result's text when it is the value's tagged JSON as it stands (valid JSON, which parsedResult
- * checked, with no "$pda" key to escape or revive), so the sandbox needs it encoded by no one again.
- */
-function taggedAlready(resultJson: string): string | undefined {
-  return resultJson !== "" && !resultJson.includes(TAG) ? resultJson : undefined;
 }
 
 /** "" for no value at all; undefined when the value is not JSON (then the call is not replayable). */

@@ -1,7 +1,8 @@
 /**
  * The step journal between a real SQLite store and the real sandbox: what it hands the sandbox to replay by
  * itself. A logged call's arguments are matched on their text in the sandbox only when the store kept that
- * text whole; a call whose arguments the store redacted goes to the host, which checks it by hash.
+ * text whole; a call whose arguments the store redacted goes to the host, which checks it by hash. A result
+ * the store redacted is never handed to the code: its call is one whose result was not kept.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,6 +35,15 @@ beforeEach(() => {
       inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
       handler: (args) => ({ length: String(args.text).length }),
     },
+    // A secret as a tool's result, read-only (safe to repeat) or not, and a tool the code passes it to.
+    { server: "vault", name: "read", safeToRepeat: true, handler: () => ({ token: SECRET }) },
+    { server: "vault", name: "rotate", handler: () => ({ token: SECRET }) },
+    {
+      server: "api",
+      name: "post",
+      inputSchema: { type: "object", properties: { token: { type: "string" } }, required: ["token"] },
+      handler: (args) => ({ accepted: args.token === SECRET }),
+    },
   ]);
 });
 afterEach(() => {
@@ -49,12 +59,14 @@ async function runStep(code: string) {
   journal.begin(0, () => {});
   const replay = scoped.replay?.();
   try {
-    return { replay, result: await runCode(code, scoped, limits) };
+    const result = await runCode(code, scoped, limits);
+    return { replay, result, failure: journal.end().failure };
   } finally {
-    journal.end();
     off();
   }
 }
+
+const calls = () => host.received.map((r) => r.name);
 
 describe("what the journal hands the sandbox to replay", () => {
   it("a logged call's arguments only when the store kept them whole; a redacted call is checked by the host", async () => {
@@ -81,5 +93,56 @@ describe("what the journal hands the sandbox to replay", () => {
     // The first replayed call is a run pointing at its logged row; the second, checked whole, a row of its own.
     const runs = store.db.prepare("SELECT first_seq, count FROM replayed_runs").all();
     expect(runs).toEqual([{ first_seq: 0, count: 1 }]);
+  });
+});
+
+describe("a result the store redacted", () => {
+  const code = (tool: string) =>
+    `const t = (await ${tool}({})).token; const r = await post({ token: t }); return [t === "${SECRET}", r.accepted];`;
+
+  it("is not handed to the code again: a read-only tool is asked again, and the later call still replays", async () => {
+    const first = await runStep(code("read"));
+    expect(first.result.value).toEqual([true, true]);
+    const logged = store.stepCalls(session.session_id, 0);
+    expect(logged.map((c) => [c.seq, c.result_whole])).toEqual([
+      [0, false],
+      [1, true],
+    ]);
+    expect(logged[0]!.result_json).toContain("[REDACTED:");
+
+    const again = await runStep(code("read"));
+    // Nothing past the redacted result is handed to the sandbox: it cannot know the token.
+    expect(again.replay).toBeUndefined();
+    expect(again.failure).toBeUndefined();
+    expect(again.result.value).toEqual([true, true]);
+    // The read was made again for the real token; the post, matched by hash, was not.
+    expect(calls()).toEqual(["vault.read", "api.post", "vault.read"]);
+  });
+
+  it("of a tool not safe to repeat fails the step unattended, and nothing later is sent", async () => {
+    await runStep(code("rotate"));
+    const again = await runStep(code("rotate"));
+    expect(again.failure?.code).toBe("IN_DOUBT");
+    expect(again.failure?.message).toMatch(
+      /vault\.rotate was made before the restart, but its result was not kept/,
+    );
+    expect(again.result.ok).toBe(false);
+    expect(calls()).toEqual(["vault.rotate", "api.post"]);
+  });
+});
+
+describe("a damaged log", () => {
+  it("fails the step with what is wrong, not as the code's error", async () => {
+    const code = `const a = await note({ text: "x" }); return a.length;`;
+    await runStep(code);
+    store.flush();
+    store.db
+      .prepare("UPDATE tool_calls SET result_json = ? WHERE session_id = ? AND seq = 0")
+      .run('{"length":', session.session_id);
+    const again = await runStep(code);
+    expect(again.result.ok).toBe(false);
+    expect(again.result.error?.code).toBe("SANDBOX_RUNTIME");
+    expect(again.result.error?.message).toMatch(/logged results cannot be read .*damaged/);
+    expect(calls()).toEqual(["pad.note"]);
   });
 });
