@@ -22,7 +22,8 @@
  *                             invoke) until the host takes them (once the sandbox is idle): entries
  *                             "id \x01 kind(0 tool|1 namespace|2 tool answered from the log) \x01 JSON name \x01 tagged JSON
  *                             arguments array", or "n \x01 3" for the next n calls answered from the log that
- *                             were the logged ones (their arguments as JSON writes them); joined by \x02
+ *                             were the logged ones (their arguments as JSON writes them), or "readings \x01 4"
+ *                             for the clock readings a durable step took since (see clockNow); joined by \x02
  * JSON never contains raw control characters, so the separators cannot be forged by values; they are not
  * \x00 because the strings cross as C strings.
  */
@@ -54,6 +55,14 @@ let config, maxToolCalls = 0;
 // (kind 2), or, when it is the logged call (its name, and its arguments as JSON writes them), only counted
 // (kind 3, a run of such calls in one entry), since there is nothing in it the log does not hold.
 let replaying = false, replayLength = 0, rKind, rValue, rName, rNames, rArgs;
+// A durable step's clock (config.clock; sandbox.ts tookClock). Date reads the real time, and each reading goes
+// to the host with the next call, which logs it with that call; a step run again gets the logged readings back
+// in the order it took them, so code that puts the time in a call's arguments makes the logged call again.
+// Past them, the real clock again (never before the last one handed back). Numbers, a run of one value as the
+// value then -(repeats): code that waits on the clock in a loop reads one value many times.
+let clockLog, clockAt = 0, clockLen = 0, clockVal = 0, clockRep = 0, realNow;
+let clockOut = "", clockLast = -1, clockRun = 0;
+const CLOCK_MAX = 65536;
 const TAG = "$pda", ESC = /^\$+pda$/;
 
 function setOwn(o, k, v) { _defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); }
@@ -147,6 +156,14 @@ function post(request) {
     asLogged = 0;
     outbox = outbox === "" ? run : outbox + "\x02" + run;
   }
+  // The readings since the last request, for the host to log with this call: "readings \x01 4". Only before a
+  // request: readings no call follows matter to no replay.
+  if (clockOut !== "" && request !== "") {
+    if (clockRun > 0) clockOut += ",-" + clockRun;
+    const readings = clockOut + "\x014";
+    clockOut = ""; clockLast = -1; clockRun = 0;
+    outbox = outbox === "" ? readings : outbox + "\x02" + readings;
+  }
   if (request !== "") outbox = outbox === "" ? request : outbox + "\x02" + request;
 }
 function invoke(kind, jsonName, name, args) {
@@ -195,6 +212,24 @@ function answerLogged(at) {
   let value;
   try { value = cold().revive(v); } catch (e) { return _reject(e); }
   return _resolve(value);
+}
+function clockNow() {
+  if (clockRep > 0) { clockRep--; return clockVal; }
+  if (clockAt < clockLen) {
+    const x = clockLog[clockAt++];
+    if (x >= 0) return (clockVal = x);
+    clockRep = -x - 1;
+    return clockVal;
+  }
+  let t = realNow();
+  if (t < clockVal) t = clockVal;
+  if (t === clockLast) clockRun++;
+  else if (clockOut.length < CLOCK_MAX) {
+    if (clockRun > 0) { clockOut += ",-" + clockRun; clockRun = 0; }
+    clockOut = clockOut === "" ? "" + t : clockOut + "," + t;
+    clockLast = t;
+  } else clockLast = -2; // full: nothing more this time (a replay reads the real clock past what was kept)
+  return t;
 }
 function collect() {
   post("");
@@ -406,8 +441,8 @@ return {
       rKind = r.kind; rValue = r.value; rName = r.name; rNames = r.names; rArgs = r.args;
       replayLength = rKind.length;
     }
-    // Math.random from the step's seed and Date from its start time (RunOptions seed, epochMs): a step run again
-    // to replay its logged calls sees the same numbers and the same clock, so it takes the same path.
+    // Math.random from the step's seed (RunOptions seed) and Date from the clock above: a step run again to
+    // replay its logged calls sees the same numbers and the same times, so it takes the same path.
     if (config.seed !== undefined) {
       let state = config.seed | 0;
       const _imul = Math.imul;
@@ -419,10 +454,13 @@ return {
         return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
       } });
     }
-    if (config.epochMs !== undefined) {
-      const RealDate = Date, realNow = RealDate.now, t0 = realNow(), base = config.epochMs;
+    if (config.clock !== undefined) {
+      const RealDate = Date;
+      realNow = RealDate.now;
+      clockLog = config.clock;
+      clockLen = clockLog.length;
       const _construct = Reflect.construct, _dateString = RealDate.prototype.toString;
-      const now = function now() { return base + (realNow() - t0); };
+      const now = function now() { return clockNow(); };
       const StepDate = function Date(...args) {
         if (new.target === undefined) return _apply(_dateString, new RealDate(now()), []);
         return _construct(RealDate, args.length === 0 ? [now()] : args, new.target);

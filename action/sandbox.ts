@@ -54,8 +54,6 @@ export interface RunOptions {
   heldMs?: () => number;
   /** Seeds the step's Math.random: the same seed gives the same numbers (a step replayed after a resume). */
   seed?: number;
-  /** The time the step's Date starts at (then it moves with the real clock). */
-  epochMs?: number;
 }
 
 /**
@@ -69,6 +67,12 @@ const UNDEFINED_TEXT = encode(undefined);
 
 /** Longest call name the host looks up; longer ones cannot name a tool and get no "did you mean" search. */
 const MAX_NAME_CHARS = 512;
+/**
+ * The readings a durable step's code may log with one call: the prelude sends at most ~64K characters at a time
+ * (~4,500 distinct milliseconds), and a few such runs may come before a call.
+ */
+const MAX_CLOCK_CHARS = 256 << 10;
+const CLOCK_READINGS = /^\d{1,15}(,-?\d{1,15})*$/;
 /** Deepest nesting of a call's arguments: the host's checks and the hub's serialising recurse over them. */
 const MAX_ARG_DEPTH = 128;
 
@@ -166,8 +170,13 @@ class StepRun {
   private callCount = 0;
   /** Tool calls the code has made so far (in its order, invalid ones too): the next call's `seq`. */
   private toolSeq = 0;
-  /** A durable step run again: the logged outcomes the engine hands the code itself (prelude.ts). */
+  /**
+   * A durable step (its host logs calls): the logged outcomes and clock readings the engine hands the code
+   * itself (prelude.ts), none on a first run.
+   */
   private readonly replay?: StepReplay;
+  /** Clock readings the code took (a durable step's), to go with the next tool call that reaches the host. */
+  private clock = "";
   /** Calls the engine answered from the log, checked and logged together before the next call starts. */
   private replayed: ReplayedCall[] = [];
   private readonly pending = new Map<number, Pending>();
@@ -404,12 +413,14 @@ class StepRun {
       // A QuickJS value takes 8 bytes in a wasm32 array: no real array of this step is longer.
       maxArrayLength: Math.floor(this.limits.memory_bytes / 8),
       seed: this.options.seed,
-      epochMs: this.options.epochMs,
     });
     if (!this.replay) return config;
-    // Spliced in as it is: its values are JSON already (replayJson).
-    const replay = replayJson(this.replay.outcomes, this.limits.memory_bytes / 4);
-    return `${config.slice(0, -1)},"replay":${replay}}`;
+    // Spliced in as they are: the values are JSON already (replayJson), the readings numbers.
+    const replay =
+      this.replay.outcomes.length === 0
+        ? ""
+        : `,"replay":${replayJson(this.replay.outcomes, this.limits.memory_bytes / 4)}`;
+    return `${config.slice(0, -1)},"clock":[${this.replay.clock}]${replay}}`;
   }
 
   private held(): number {
@@ -456,6 +467,10 @@ class StepRun {
       const [id, kind, name, json] = request.split("\x01");
       if (kind === "3" && name === undefined) {
         if (!this.matchedLog(id ?? "")) return;
+        continue;
+      }
+      if (kind === "4" && name === undefined) {
+        this.tookClock(id ?? "");
         continue;
       }
       let tool: unknown;
@@ -515,6 +530,17 @@ class StepRun {
       if (info) this.recordLogged(info, outcome, at);
     }
     return true;
+  }
+
+  /**
+   * Clock readings the code took (prelude.ts clockNow), in order: numbers, a run of one value as the value then
+   * -(repeats). Past MAX_CLOCK_CHARS they are dropped (code that reads the clock in a loop for long): a replay
+   * then reads the real clock there, as it would with no log.
+   */
+  private tookClock(text: string): void {
+    if (!this.replay || !CLOCK_READINGS.test(text) || this.clock.length + text.length > MAX_CLOCK_CHARS)
+      return;
+    this.clock = this.clock === "" ? text : `${this.clock},${text}`;
   }
 
   /** A call the engine answered with its logged outcome: what it asks for now, to check against the log. */
@@ -643,7 +669,13 @@ class StepRun {
     }
     let promise: Promise<unknown>;
     try {
-      promise = this.host.call(info.qualified, args, { signal: this.callSignal(), seq });
+      const clock = this.clock;
+      this.clock = "";
+      promise = this.host.call(info.qualified, args, {
+        signal: this.callSignal(),
+        seq,
+        ...(clock && { clock }),
+      });
     } catch (e) {
       promise = Promise.reject(e);
     }

@@ -81,12 +81,13 @@ export function waitForHost(
   }
 }
 
-/** How many of the collected calls wait on the host: not those the prelude answered from the log (kinds 2, 3). */
+/** How many of the collected calls wait on the host: tool and namespace calls (kinds 0, 1). */
 function awaited(calls: string): number {
   let n = 0;
   for (const request of calls.split("\x02")) {
     const kind = request.split("\x01", 2)[1];
-    if (kind !== "2" && kind !== "3") n++;
+    // Not the calls answered from the log (2, 3), nor clock readings (4).
+    if (kind === "0" || kind === "1") n++;
   }
   return n;
 }

@@ -12,6 +12,8 @@ export interface ToolIntent {
   args_sha: string;
   args_json: string;
   started_at: string;
+  /** The clock readings the code took before the call (CallOptions.clock), as a JSON array. */
+  clock_json?: string;
 }
 
 /** One logged call of a step, as a resumed step sees it. */
@@ -38,6 +40,8 @@ export interface LoggedCall {
    * "[REDACTED:…]" and send the code down another path (or into a live call) with a value it never had.
    */
   result_whole: boolean;
+  /** The clock readings the code took before it made the call, as a JSON array (StepReplay.clock). */
+  clock_json: string | null;
 }
 
 export interface ToolJournal {

@@ -99,6 +99,8 @@ export const ToolCallRecord = z.object({
   args_json: z.string().optional(),
   /** The value the call returned, as JSON, so a resumed step can be given it again. */
   result_json: z.string().optional(),
+  /** The clock readings the code took before it made the call (CallOptions.clock), as a JSON array. */
+  clock_json: z.string().optional(),
   /** Who decided what to do with a call in doubt: `safe_to_repeat`, a person's answer, or a policy. */
   decided_by: z.string().optional(),
   /**
@@ -148,11 +150,10 @@ export const Step = z.object({
   human_input: z.string().optional(),
   plan_version: z.number().int().min(1),
   /**
-   * A CODE step's sandbox `Math.random` seed and the time its `Date` starts at, set before its first run, so a
-   * step resumed by replaying its tool calls takes the same path.
+   * A CODE step's sandbox `Math.random` seed, set before its first run, so a step resumed by replaying its tool
+   * calls takes the same path (its `Date` readings are logged with its calls: CallOptions.clock).
    */
   replay_seed: z.number().int().optional(),
-  replay_epoch_ms: z.number().optional(),
 });
 export type Step = z.infer<typeof Step>;
 

@@ -49,6 +49,11 @@ export interface CallOptions {
    * counts them, invalid ones included). A durable step's log is keyed by it.
    */
   seq?: number;
+  /**
+   * The clock readings the step's code took since the previous call it sent (see StepReplay.clock): a durable
+   * step logs them with this call, so a replay hands them back. Hosts without a log ignore it.
+   */
+  clock?: string;
 }
 
 /** A configured server that is down now (failed to start, or crashed), and what is lost with it. */
@@ -120,4 +125,10 @@ export interface StepReplay {
    * all in one write.
    */
   confirm(calls: readonly ReplayedCall[], options?: CallOptions): void;
+  /**
+   * Every clock reading (Date.now(), new Date()) the step's code took before its logged calls, in the order it
+   * took them: the sandbox hands them back in that order, so code that puts the time in a call's arguments
+   * makes the logged call again. Numbers joined by ",", each run of one value as the value then -(repeats).
+   */
+  readonly clock: string;
 }

@@ -69,6 +69,8 @@ export function readJournalFile(dir: string | undefined, sessionId: string): Jou
     } catch {
       continue; // torn last line: see above
     }
+    // Lines written before migration 18 have no clock: the statements they go through name it.
+    row.clock_json ??= null;
     if ("state" in row) out.results.push(row);
     else out.intents.push(row);
   }

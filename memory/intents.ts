@@ -26,6 +26,7 @@ export interface IntentDbRow {
   args_json: string;
   started_at: string;
   ord: number;
+  clock_json: string | null;
 }
 
 /**
@@ -50,6 +51,7 @@ export interface CallDbRow {
   result_json: string | null;
   decided_by: string | null;
   ord: number;
+  clock_json: string | null;
 }
 
 /** Whether a logged call's arguments are their text whole (LoggedCall.args_whole). */
@@ -67,9 +69,10 @@ export function resultWhole(resultJson: string | null): boolean {
 
 /** A finished row from a journal file, unless the table has it (the same write: its `ord`). */
 export const FOLD_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
-  error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
+  error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord,
+  clock_json)
   SELECT @session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
-  @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord
+  @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord, @clock_json
   WHERE NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = @session_id AND c.step_index = @step_index
     AND c.seq = @seq AND c.state != 'replayed' AND c.ord = @ord)`;
 
@@ -88,6 +91,7 @@ export function loggedCall(c: CallDbRow): LoggedCall {
     error_message: c.error_message,
     result_json: c.result_json,
     result_whole: resultWhole(c.result_json),
+    clock_json: c.clock_json,
   };
 }
 
@@ -109,5 +113,6 @@ export function sentCall(i: IntentDbRow): LoggedCall {
     error_message: null,
     result_json: null,
     result_whole: false,
+    clock_json: i.clock_json,
   };
 }

@@ -404,6 +404,16 @@ FROM replayed_runs r JOIN tool_calls c ON c.session_id = r.session_id AND c.step
     // makes it refuse the file instead (STORE_NEWER_SCHEMA). Rows written before stay as they are.
     sql: "",
   },
+  {
+    version: 18,
+    name: "durable CODE steps: the clock readings a step's code took before each call",
+    // A replayed step's code must read the same times to make the same calls (a timestamp in an argument): the
+    // readings it took before a call are logged with that call (its intent, then its row) and handed back in
+    // order (StepReplay.clock). A JSON array; NULL where the code read no clock, and for rows logged before.
+    sql: `
+ALTER TABLE tool_calls ADD COLUMN clock_json TEXT;
+ALTER TABLE tool_intents ADD COLUMN clock_json TEXT;`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

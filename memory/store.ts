@@ -164,15 +164,15 @@ function onExitFlush(): void {
 }
 
 const INSERT_TOOL_CALL = `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind,
-  error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
+  error_message, latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord, clock_json)
   VALUES (@session_id, @step_index, @seq, @server, @tool, @ok, @error_kind, @error_message, @latency_ms, @bytes,
-  @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord)`;
+  @started_at, @state, @args_sha, @args_json, @result_json, @decided_by, @ord, @clock_json)`;
 
 /** INSERT_TOOL_CALL for `n` rows in one statement, with positional parameters (cheaper to bind than names). */
 function insertToolCalls(n: number): string {
-  const row = `(${Array.from({ length: 17 }, () => "?").join(", ")})`;
+  const row = `(${Array.from({ length: 18 }, () => "?").join(", ")})`;
   return `INSERT INTO tool_calls (session_id, step_index, seq, server, tool, ok, error_kind, error_message,
-  latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord)
+  latency_ms, bytes, started_at, state, args_sha, args_json, result_json, decided_by, ord, clock_json)
   VALUES ${Array.from({ length: n }, () => row).join(", ")}`;
 }
 /** The statements' sizes: a run of rows goes in as few statements as these make (at most three kinds cached). */
@@ -201,6 +201,7 @@ function pushCallParams(out: unknown[], c: CallDbRow): void {
     c.result_json,
     c.decided_by,
     c.ord,
+    c.clock_json,
   );
 }
 
@@ -218,11 +219,13 @@ const INSERT_REPLAYED_RUN = `INSERT INTO replayed_runs (session_id, step_index, 
   VALUES (@session_id, @step_index, @first_seq, @count, @started_at, @ord)`;
 
 const INSERT_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
-  started_at, ord) VALUES (@session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json, @started_at, @ord)`;
+  started_at, ord, clock_json) VALUES (@session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json,
+  @started_at, @ord, @clock_json)`;
 
 /** An intent from a journal file, unless its call has finished or the table has it already. */
 const FOLD_INTENT = `INSERT INTO tool_intents (session_id, step_index, seq, server, tool, args_sha, args_json,
-  started_at, ord) SELECT @session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json, @started_at, @ord
+  started_at, ord, clock_json) SELECT @session_id, @step_index, @seq, @server, @tool, @args_sha, @args_json,
+  @started_at, @ord, @clock_json
   WHERE NOT EXISTS (SELECT 1 FROM tool_intents i WHERE i.session_id = @session_id AND i.step_index = @step_index
     AND i.seq = @seq)
   AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.session_id = @session_id AND c.step_index = @step_index
@@ -251,13 +254,14 @@ type LoggedCallTuple = [
   error_kind: string | null,
   error_message: string | null,
   result_json: string | null,
+  clock_json: string | null,
 ];
 /**
  * A step's log as one JSON array of row arrays, in no set order: a resumed step reads all of it, and one string
  * that JSON.parse takes apart costs ~0.6 × reading the same rows' cells one by one (sorting them, 0.75 ×).
  */
 const LOGGED_CALLS = `SELECT json_group_array(json_array(id, seq, server, tool, args_sha, args_json, state, ok,
-  error_kind, error_message, result_json))
+  error_kind, error_message, result_json, clock_json))
   FROM tool_calls WHERE session_id = ? AND step_index = ? AND seq IS NOT NULL AND state != 'replayed'`;
 
 /** Of two rows for one position: a finished call wins over one in doubt (a later run made it again), else the older. */
@@ -545,6 +549,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       result_json: r.result_json === undefined ? null : c.text(r.result_json, MAX_RESULT_CHARS),
       decided_by: r.decided_by ?? null,
       ord: this.nextOrd(),
+      clock_json: r.clock_json ?? null,
     };
     // With group commit (a batch, a worker) the row is in the group's window like every other write of its step,
     // and a crash loses the step as a whole: no line, and no commit at the session's end to drop one.
@@ -663,6 +668,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       args_json: this.clean.text(i.args_json),
       started_at: i.started_at,
       ord: this.nextOrd(),
+      clock_json: i.clock_json ?? null,
     };
     const files = this.intentFiles;
     if (!files) {
@@ -716,6 +722,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         error_message: r[9],
         result_json: r[10],
         result_whole: resultWhole(r[10]),
+        clock_json: r[11],
       };
       const had = bySeq.get(call.seq);
       if (!had || outranks(call, r[0], had, ids.get(call.seq)!)) {
@@ -779,6 +786,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
             result_json: null,
             decided_by: null,
             ord: i.ord,
+            clock_json: i.clock_json,
           });
           n++;
         }

@@ -55,7 +55,7 @@ function step(
     maxToolCalls: limits.max_tool_calls,
     maxArrayLength: limits.memory_bytes / 8,
     seed: 7,
-    epochMs: 1_700_000_000_000,
+    clock: [],
   });
   const start: StartMessage = {
     t: "start",

@@ -23,6 +23,7 @@ function replaying(outcomes: (ReplayOutcome | null)[]) {
     },
     replay: (): StepReplay => ({
       outcomes,
+      clock: "",
       confirm: (calls) => {
         order.push(`confirm ${calls.map((c) => c.seq).join(",")}`);
         confirmed.push([...calls]);

@@ -50,6 +50,8 @@ interface StepState {
   failure?: ToolError;
   halt?: StepHalt;
   stop: (why: Error) => void;
+  /** Clock readings the code took that go with its next live call (CallOptions.clock), joined by ",". */
+  clock: string;
 }
 
 /** A drive's journal: one step at a time is open in it (a drive runs its steps one after another). */
@@ -68,7 +70,7 @@ export class StepJournal {
   begin(index: number, stop: (why: Error) => void): { replayable: number } {
     const log = new Map<number, LoggedCall>();
     for (const c of this.store?.stepCalls(this.s.session_id, index) ?? []) log.set(c.seq, c);
-    this.open = { step: index, next: 0, log, stop };
+    this.open = { step: index, next: 0, log, stop, clock: "" };
     return { replayable: log.size };
   }
 
@@ -116,6 +118,7 @@ export class StepJournal {
   ): Promise<unknown> {
     const seq = options.seq ?? st.next;
     st.next = Math.max(st.next, seq + 1);
+    if (options.clock) st.clock = joinClock(st.clock, options.clock);
     const info = inner.tools().find((t) => t.qualified === name || (t.unique && t.name === name));
     const ids = callIds(seq, args);
     const qualified = info?.qualified ?? name;
@@ -203,8 +206,13 @@ export class StepJournal {
    * it reached the log) are left to the host.
    */
   private prepareReplay(st: StepState, inner: ToolHost): StepReplay | undefined {
-    // Only a step's first run here: its code starts from the top, as the outcomes do.
-    if (st.broken || st.next !== 0 || st.log.size === 0) return undefined;
+    if (st.broken) return undefined;
+    const confirm: StepReplay["confirm"] = (calls, options) => this.confirm(st, inner, calls, options ?? {});
+    // Only a step's first run here: its code starts from the top, as the outcomes and the readings do.
+    if (st.next !== 0 || st.log.size === 0) return { outcomes: [], clock: "", confirm };
+    // Every logged call's readings, in the order the code took them: the log is in call order (stepCalls).
+    let clock = "";
+    for (const c of st.log.values()) clock = joinClock(clock, readings(c.clock_json));
     const outcomes: (ReplayOutcome | null)[] = [];
     const last = Math.max(...st.log.keys());
     for (let seq = 0; seq <= last; seq++) {
@@ -232,8 +240,7 @@ export class StepJournal {
       outcomes.push(outcome);
     }
     while (outcomes.length > 0 && outcomes[outcomes.length - 1] === null) outcomes.pop();
-    if (outcomes.length === 0) return undefined;
-    return { outcomes, confirm: (calls, options) => this.confirm(st, inner, calls, options ?? {}) };
+    return { outcomes, clock, confirm };
   }
 
   /** Calls the sandbox answered from the log: checked against it and logged as replayed, in one write. */
@@ -282,6 +289,11 @@ export class StepJournal {
     const started = this.now();
     const startedAt = options.startedAt ?? this.iso();
     let record: ToolCallRecord | undefined;
+    // The readings the code took before this call: those the log gave it for this place (a call in doubt made
+    // again), then those it took since, so a later resume hands it the same ones.
+    const clock = joinClock(readings(st.log.get(ids.seq!)?.clock_json ?? null), st.clock);
+    st.clock = "";
+    const clockJson = clock === "" ? undefined : `[${clock}]`;
     const onSend = () => {
       this.store?.intent(this.s.session_id, st.step, {
         seq: ids.seq!,
@@ -290,6 +302,7 @@ export class StepJournal {
         args_sha: ids.args_sha!,
         args_json: ids.args_json!,
         started_at: startedAt,
+        ...(clockJson && { clock_json: clockJson }),
       });
     };
     const done = (
@@ -300,6 +313,7 @@ export class StepJournal {
         ...(record ?? measuredRecord(inner, name, startedAt, this.now() - started, r)),
         ...ids,
         state: "done",
+        ...(clockJson && { clock_json: clockJson }),
         ...extra,
       });
     try {
@@ -458,6 +472,16 @@ function parsedResult(c: LoggedCall): unknown {
   } catch {
     return NOT_REPLAYABLE;
   }
+}
+
+/** Two runs of clock readings (StepReplay.clock) as one, in order. */
+function joinClock(a: string, b: string): string {
+  return a === "" ? b : b === "" ? a : `${a},${b}`;
+}
+
+/** A logged call's clock readings (its clock_json, a JSON array) as StepReplay.clock joins them. */
+function readings(clockJson: string | null): string {
+  return clockJson === null ? "" : clockJson.slice(1, -1);
 }
 
 /** "" for no value at all; undefined when the value is not JSON (then the call is not replayable). */

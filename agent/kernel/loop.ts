@@ -271,9 +271,9 @@ export class AgentLoop implements SessionDriver {
       if (!g.ok) return this.rejectCode(run, step, g.findings);
     }
     if (step.replay_seed === undefined) {
-      // Fixed before the first run, so a run that replays the step's calls sees the same randomness and time.
+      // Fixed before the first run, so a run that replays the step's calls sees the same randomness (its clock
+      // readings are logged with its calls).
       step.replay_seed = randomInt(2 ** 31);
-      step.replay_epoch_ms = this.clock.now();
       this.log.saveStep(s, step);
     }
     const heldAt = run.human?.waited?.ms ?? 0;
@@ -288,7 +288,6 @@ export class AgentLoop implements SessionDriver {
         namespaces,
         onLog: (line: string) => this.log.emit({ type: "log", line }),
         seed: step.replay_seed,
-        epochMs: step.replay_epoch_ms,
       });
     } finally {
       after = run.journal.end();

@@ -19,6 +19,7 @@ export function scopedHost(host: ToolHost, now: () => number, iso: () => string)
       return (
         r && {
           outcomes: r.outcomes,
+          clock: r.clock,
           confirm: (calls, options) => r.confirm(calls, { ...options, onRecord: emit }),
         }
       );

@@ -73,7 +73,7 @@ describe("what the journal hands the sandbox to replay", () => {
     const code = `const a = await note({ text: "plain" }); const b = await note({ text: "${SECRET}" });
       return a.length + b.length;`;
     const first = await runStep(code);
-    expect(first.replay).toBeUndefined();
+    expect(first.replay).toMatchObject({ outcomes: [], clock: "" });
     expect(first.result.value).toBe(5 + SECRET.length);
 
     const again = await runStep(code);
@@ -112,7 +112,7 @@ describe("a result the store redacted", () => {
 
     const again = await runStep(code("read"));
     // Nothing past the redacted result is handed to the sandbox: it cannot know the token.
-    expect(again.replay).toBeUndefined();
+    expect(again.replay?.outcomes).toEqual([]);
     expect(again.failure).toBeUndefined();
     expect(again.result.value).toEqual([true, true]);
     // The read was made again for the real token; the post, matched by hash, was not.
@@ -128,6 +128,36 @@ describe("a result the store redacted", () => {
     );
     expect(again.result.ok).toBe(false);
     expect(calls()).toEqual(["vault.rotate", "api.post"]);
+  });
+});
+
+describe("the step's clock", () => {
+  it("is read again from the log on replay, so a time in a call's arguments makes the logged call", async () => {
+    const slow = new InProcessToolHost([
+      { server: "w", name: "wait", handler: () => new Promise((r) => setTimeout(() => r(1), 30)) },
+      {
+        server: "w",
+        name: "stamp",
+        inputSchema: { type: "object", properties: { at: { type: "number" } }, required: ["at"] },
+        handler: (args) => ({ at: args.at }),
+      },
+    ]);
+    host = slow;
+    const code = `const t0 = Date.now(); await wait({}); const s = await stamp({ at: Date.now() });
+      return [s.at - t0 >= 30, new Date().getTime() >= s.at];`;
+    const first = await runStep(code);
+    expect(first.result.value).toEqual([true, true]);
+    const logged = store.stepCalls(session.session_id, 0);
+    // Each call carries the readings taken before it: t0 before the wait, the stamp's own time before it.
+    const stamped = (JSON.parse(logged[1]!.args_json!) as { at: number }).at;
+    expect(logged.map((c) => c.clock_json)).toEqual([expect.stringMatching(/^\[\d+\]$/), `[${stamped}]`]);
+
+    const again = await runStep(code);
+    expect(again.failure).toBeUndefined();
+    expect(again.replay?.clock).toMatch(new RegExp(`^\\d+,${stamped}$`));
+    expect(again.result.value).toEqual([true, true]);
+    // Neither call was made again: the stamp asked for the logged time, 30 ms after the logged start.
+    expect(slow.received.map((r) => r.name)).toEqual(["w.wait", "w.stamp"]);
   });
 });
 

@@ -34,10 +34,16 @@ export function createLedgerServer(file: string, delayMs: number): McpServer {
     "charge",
     {
       description: "Charge an amount (each call is a new charge).",
-      inputSchema: { id: z.number().int(), amount: z.number(), nonce: z.number().optional() },
+      inputSchema: {
+        id: z.number().int(),
+        amount: z.number(),
+        nonce: z.number().optional(),
+        at: z.number().optional(),
+      },
       annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
     },
-    ({ id, amount, nonce }) => received("charge", { id, amount, nonce }, { receipt: `r-${id}`, amount }),
+    ({ id, amount, nonce, at }) =>
+      received("charge", { id, amount, nonce, at }, { receipt: `r-${id}`, amount }),
   );
   server.registerTool(
     "set",

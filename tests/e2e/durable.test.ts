@@ -19,13 +19,16 @@ import { achieved, code, snap } from "../../agent/tests/harness.js";
 
 const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
 const ITEMS = 6;
-/** Each item: a lookup, then a charge whose amount comes from it and a nonce from the seeded Math.random. */
+/**
+ * Each item: a lookup, then a charge whose amount comes from it, a nonce from the seeded Math.random and the
+ * time it was made (the lookups take their time, so a replay reads the logged times or asks for another charge).
+ */
 const STEP = `
 let total = 0;
 const receipts = [];
 for (let i = 0; i < ${ITEMS}; i++) {
   const v = await lookup({ id: i });
-  const r = await charge({ id: i, amount: v.value, nonce: Math.floor(Math.random() * 1e9) });
+  const r = await charge({ id: i, amount: v.value, nonce: Math.floor(Math.random() * 1e9), at: Date.now() });
   total += r.amount;
   receipts.push(r.receipt);
 }
