@@ -60,7 +60,7 @@ let replaying = false, replayLength = 0, rKind, rValue, rName, rNames, rArgs;
 // in the order it took them, so code that puts the time in a call's arguments makes the logged call again.
 // Past them, the real clock again (never before the last one handed back). Numbers, a run of one value as the
 // value then -(repeats): code that waits on the clock in a loop reads one value many times.
-let clockLog, clockAt = 0, clockLen = 0, clockVal = 0, clockRep = 0, realNow;
+let clockOn = false, clockLog, clockAt = 0, clockLen = 0, clockVal = 0, clockRep = 0, realNow;
 let clockOut = "", clockLast = -1, clockRun = 0;
 const CLOCK_MAX = 65536;
 const TAG = "$pda", ESC = /^\$+pda$/;
@@ -391,6 +391,26 @@ function guardArrayMethods() {
 }
 guardArrayMethods();
 
+// Date through clockNow, made once per engine (its memory image keeps it) rather than in every step's begin: a
+// step that is not durable (no config.clock) reads the real clock through it.
+function installDate() {
+  const RealDate = Date, _construct = Reflect.construct, _dateString = RealDate.prototype.toString;
+  realNow = RealDate.now;
+  const now = function now() { return clockOn ? clockNow() : realNow(); };
+  const StepDate = function Date(...args) {
+    if (new.target === undefined) return _apply(_dateString, new RealDate(now()), []);
+    return _construct(RealDate, args.length === 0 ? [now()] : args, new.target);
+  };
+  StepDate.prototype = RealDate.prototype;
+  _defineProperty(StepDate, "length", { value: RealDate.length });
+  _defineProperty(RealDate.prototype, "constructor", { value: StepDate, writable: true, configurable: true });
+  _defineProperty(StepDate, "now", { value: now, writable: true, configurable: true });
+  _defineProperty(StepDate, "parse", { value: RealDate.parse, writable: true, configurable: true });
+  _defineProperty(StepDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
+  _defineProperty(G, "Date", { value: StepDate, writable: true, configurable: true, enumerable: false });
+}
+installDate();
+
 
 // Compiled now, once per engine (warm.ts keeps it in the memory image), rather than in the first step that needs it.
 cold();
@@ -455,22 +475,9 @@ return {
       } });
     }
     if (config.clock !== undefined) {
-      const RealDate = Date;
-      realNow = RealDate.now;
+      clockOn = true;
       clockLog = config.clock;
       clockLen = clockLog.length;
-      const _construct = Reflect.construct, _dateString = RealDate.prototype.toString;
-      const now = function now() { return clockNow(); };
-      const StepDate = function Date(...args) {
-        if (new.target === undefined) return _apply(_dateString, new RealDate(now()), []);
-        return _construct(RealDate, args.length === 0 ? [now()] : args, new.target);
-      };
-      StepDate.prototype = RealDate.prototype;
-      _defineProperty(RealDate.prototype, "constructor", { value: StepDate, writable: true, configurable: true });
-      _defineProperty(StepDate, "now", { value: now, writable: true, configurable: true });
-      _defineProperty(StepDate, "parse", { value: RealDate.parse, writable: true, configurable: true });
-      _defineProperty(StepDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
-      _defineProperty(G, "Date", { value: StepDate, writable: true, configurable: true, enumerable: false });
     }
     return { start, settle, collect };
   },
