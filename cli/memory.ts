@@ -267,7 +267,10 @@ export async function exportOtel(
   }
 }
 
-/** How a durable step's call got its outcome, when it was not simply made: replayed, in doubt, sent; and who decided. */
+/**
+ * How a durable step's call got its outcome, when it was not simply made: replayed, in doubt, sent; for a call
+ * that was in doubt, what was decided (made again, its result given, not made) and by whom.
+ */
 function durableMark(c: { state?: string; decided_by?: string }): string {
   const state =
     c.state === "replayed"
@@ -276,6 +279,14 @@ function durableMark(c: { state?: string; decided_by?: string }): string {
         ? chalk.magenta(" in doubt")
         : c.state === "sent"
           ? chalk.yellow(" in flight")
-          : "";
+          : c.decided_by
+            ? chalk.magenta(
+                c.decided_by.endsWith("give_result")
+                  ? " result given"
+                  : /(skip|fail_step|no_human)$/.test(c.decided_by)
+                    ? " not made again"
+                    : " made again",
+              )
+            : "";
   return state + (c.decided_by ? chalk.dim(` (decided by ${c.decided_by})`) : "");
 }

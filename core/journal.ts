@@ -42,6 +42,12 @@ export interface LoggedCall {
   result_whole: boolean;
   /** The clock readings the code took before it made the call, as a JSON array (StepReplay.clock). */
   clock_json: string | null;
+  /**
+   * An older finished row holds this position (its result not kept whole; this one a person decided, or a run
+   * made again): a replayed copy of this row must be written out whole, as the store's shorthand for a copy
+   * (replayed_runs) stands for a position's first finished row.
+   */
+  later?: true;
 }
 
 export interface ToolJournal {
@@ -51,8 +57,9 @@ export interface ToolJournal {
    */
   intent(sessionId: string, stepIndex: number, intent: ToolIntent): void;
   /**
-   * The calls a step made in its earlier runs, one per position: a finished call wins over one left in doubt
-   * (a later run made it again); replayed copies are not listed.
+   * The calls a step made in its earlier runs, one per position: an outcome that can be handed back wins over
+   * a result not kept whole, which wins over a call left in doubt (a later run made it again, or a person
+   * decided it); replayed copies are not listed.
    */
   stepCalls(sessionId: string, stepIndex: number): LoggedCall[];
   /** Calls of the session still "sent" are in doubt: their process is gone (the caller made sure). */

@@ -112,6 +112,21 @@ elicitation:
     await expect(ch.ask(Q.clarification)).rejects.toMatchObject({ code: "HIL_SCRIPT_EXHAUSTED" });
   });
 
+  it("ui:<file> (the page's one answer) pauses on a question past it, so the page can ask that one", async () => {
+    const file = scriptFile("approval: [allow_once]\n");
+    const ch = createChannel(`ui:${file}`, { isTTY: false });
+    expect(await ch.ask(Q.approval)).toMatchObject({ choice: "allow_once", answered_by: "ui" });
+    expect(await ch.ask(Q.in_doubt)).toMatchObject({
+      kind: "stop",
+      question_kind: "in_doubt",
+      outcome: "defer",
+      reason: "waits for an answer in pda ui",
+      answered_by: "ui",
+    });
+    // An elicitation cannot wait past its tool call: it is cancelled, as Ctrl-C cancels one.
+    expect(await ch.ask(Q.elicitation)).toMatchObject({ action: "cancel", answered_by: "ui" });
+  });
+
   it("reports the answers nobody asked for", async () => {
     const ch = new ScriptedChannel(
       {

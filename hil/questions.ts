@@ -275,8 +275,12 @@ export function questionText(q: Question): string {
       return `${q.server} asks: ${q.message}`;
     case "interrupt":
       return `interrupted (Ctrl-C) during ${q.what}: continue, pause or abort?`;
-    case "in_doubt":
-      return `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args)}) was sent before the process ended and may have happened: repeat it, give its result, or skip it?`;
+    case "in_doubt": {
+      const call = `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args)})`;
+      return q.happened
+        ? `${call} happened before the process ended, but its result was not kept: repeat it, give its result, or skip it?`
+        : `${call} was sent before the process ended and may have happened: repeat it, give its result, or skip it?`;
+    }
   }
 }
 

@@ -11,6 +11,10 @@
  *
  * Any entry may carry `expect: <text>`: the question's one-line text must contain it (HIL_SCRIPT_MISMATCH).
  * Stops (`abort`, `fail`, `defer`) may stand for any kind but elicitation.
+ *
+ * `ui:<file>` is the same file, written by `pda ui` with the one answer a person gave in the page; a question
+ * the resumed session meets after it pauses the session again (defer; an elicitation is cancelled), so the
+ * page can ask it, where a scripted file would fail.
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
@@ -165,6 +169,22 @@ export class ScriptedChannel implements HumanChannel {
     const index = this.used[q.kind];
     const where = `${this.source}: ${q.kind}[${index}]`;
     const entry = list[index];
+    if (!entry && this.name === "ui") {
+      // The page answered the question the session waited on; one it meets next waits for the page in turn.
+      const by = { answered_by: this.name, at: this.clock.iso(), note: "asked again in pda ui" };
+      return checkAnswer(
+        q,
+        q.kind === "elicitation"
+          ? { kind: "elicitation", action: "cancel", ...by }
+          : {
+              kind: "stop",
+              question_kind: q.kind,
+              outcome: "defer",
+              reason: "waits for an answer in pda ui",
+              ...by,
+            },
+      );
+    }
     if (!entry) {
       throw new ScriptError(
         "HIL_SCRIPT_EXHAUSTED",

@@ -264,10 +264,19 @@ const LOGGED_CALLS = `SELECT json_group_array(json_array(id, seq, server, tool, 
   error_kind, error_message, result_json, clock_json))
   FROM tool_calls WHERE session_id = ? AND step_index = ? AND seq IS NOT NULL AND state != 'replayed'`;
 
-/** Of two rows for one position: a finished call wins over one in doubt (a later run made it again), else the older. */
+/**
+ * Of two rows for one position, the one a resume replays: an outcome it can hand back (a failure, or a result
+ * kept whole) over one whose result was not kept, over one in doubt; among equals the older. A later row wins
+ * when a run made the call again or a person decided its outcome.
+ */
 function outranks(a: LoggedCall, aId: number, b: LoggedCall, bId: number): boolean {
-  const aDone = a.state === "done";
-  return aDone !== (b.state === "done") ? aDone : aId < bId;
+  const ra = rank(a);
+  const rb = rank(b);
+  return ra !== rb ? ra > rb : aId < bId;
+}
+
+function rank(c: LoggedCall): number {
+  return c.state !== "done" ? 0 : c.ok && !c.result_whole ? 1 : 2;
 }
 
 export class SessionStore implements SessionRecorder, ToolJournal {
@@ -708,6 +717,7 @@ export class SessionStore implements SessionRecorder, ToolJournal {
     ) as LoggedCallTuple[];
     const bySeq = new Map<number, LoggedCall>();
     const ids = new Map<number, number>();
+    const firstDone = new Map<number, number>();
     for (const r of rows) {
       const call: LoggedCall = {
         seq: r[1],
@@ -725,18 +735,23 @@ export class SessionStore implements SessionRecorder, ToolJournal {
         clock_json: r[11],
       };
       const had = bySeq.get(call.seq);
+      if (call.state === "done") firstDone.set(call.seq, Math.min(firstDone.get(call.seq) ?? r[0], r[0]));
       if (!had || outranks(call, r[0], had, ids.get(call.seq)!)) {
         bySeq.set(call.seq, call);
         ids.set(call.seq, r[0]);
       }
     }
+    for (const [seq, call] of bySeq) if (firstDone.get(seq)! < ids.get(seq)!) call.later = true;
     // This store's own lines need no read: their finished rows are in the table (or its group's window).
     const own = this.intentFiles?.openLines(sessionId);
     const file = own ? { intents: own, results: [] } : this.fileLines(sessionId);
     for (const f of file.results) {
       if (f.step_index !== stepIndex) continue;
       const had = bySeq.get(f.seq!);
-      if (!had || (had.state !== "done" && f.state === "done")) bySeq.set(f.seq!, loggedCall(f));
+      const call = loggedCall(f);
+      if (had && rank(call) <= rank(had)) continue;
+      if (had?.state === "done") call.later = true;
+      bySeq.set(f.seq!, call);
     }
     const open = [
       ...stmt<IntentDbRow>(this.db, OPEN_INTENTS).all(sessionId, stepIndex, stepIndex),

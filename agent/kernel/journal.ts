@@ -139,11 +139,16 @@ export class StepJournal {
       const happened = logged.state === "done";
       const verdict = await this.inDoubt(st, info, qualified, args, happened);
       decidedBy = verdict.by;
-      if (verdict.kind === "result")
-        return this.replay(options, { ...logged, ok: true }, verdict.value, {
-          ...ids,
-          decided_by: verdict.by,
-        });
+      if (verdict.kind === "result") {
+        this.settle(
+          st,
+          options,
+          logged,
+          { ...ids, decided_by: verdict.by },
+          { ok: true, result_json: resultJson(verdict.value) },
+        );
+        return verdict.value;
+      }
       if (verdict.kind === "skip" || verdict.kind === "fail") {
         const e = new ToolError(
           "IN_DOUBT",
@@ -153,14 +158,8 @@ export class StepJournal {
             : `${qualified} was sent before the process ended and may or may not have happened; it was not made again (${verdict.by})`,
         );
         if (verdict.kind === "fail") st.failure ??= e;
-        this.emit(options, inner, name, {
-          ok: false,
-          error_kind: e.code,
-          error_message: e.message,
-          ...ids,
-          state: "replayed",
-          decided_by: verdict.by,
-        });
+        const failed = { ok: false, error_kind: e.code, error_message: e.message };
+        this.settle(st, options, logged, { ...ids, decided_by: verdict.by }, failed);
         throw e;
       }
     }
@@ -375,6 +374,7 @@ export class StepJournal {
     // The logged row over again (a store keeps a reference to it): what the code got, and what it asked.
     if (
       logged.state === "done" &&
+      !logged.later &&
       ids.decided_by === undefined &&
       ids.args_sha === logged.args_sha &&
       ids.args_json === logged.args_json &&
@@ -384,6 +384,33 @@ export class StepJournal {
     )
       record.copies_logged = true;
     options.onRecord?.(record);
+  }
+
+  /**
+   * The outcome a person (or a policy) decided for a call in doubt, logged as that call's outcome, not as a
+   * replayed copy: a later run of the step (another pause in it) replays the decision instead of asking again.
+   */
+  private settle(
+    st: StepState,
+    options: CallOptions,
+    logged: LoggedCall,
+    ids: Pick<ToolCallRecord, "seq" | "args_sha" | "args_json" | "decided_by">,
+    outcome: Pick<ToolCallRecord, "ok" | "result_json" | "error_kind" | "error_message">,
+  ): void {
+    // As a live call does: the readings logged at this place, then those the code took since.
+    const clock = joinClock(readings(logged.clock_json), st.clock);
+    st.clock = "";
+    options.onRecord?.({
+      server: logged.server,
+      tool: logged.tool,
+      started_at: this.iso(),
+      latency_ms: 0,
+      bytes: 0,
+      ...outcome,
+      ...ids,
+      state: "done",
+      ...(clock !== "" && { clock_json: `[${clock}]` }),
+    });
   }
 
   private emit(

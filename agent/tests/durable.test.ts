@@ -205,8 +205,15 @@ describe("a call in doubt (sent, then the process died with no outcome logged)",
     const s = await loop(human, [achieved("done")], []).resume(interrupted(id));
     expect(s.steps[0]!.execution_result).toMatchObject({ ok: true, value: "r-9" });
     expect(received().map((r) => r.tool)).toEqual(["set"]);
-    expect(calls(id).find((c) => (c as { state: string }).state === "replayed")).toMatchObject({
+    // Logged as the call's outcome, with who decided it: a later resume of the step replays it.
+    expect(store.stepCalls(id, 0)[0]).toMatchObject({
+      state: "done",
+      result_json: '{"receipt":"r-9","amount":3}',
+    });
+    expect(calls(id).find((c) => (c as { decided_by?: string }).decided_by)).toMatchObject({
       tool: "charge",
+      state: "done",
+      ok: 1,
       decided_by: "scripted:give_result",
     });
   });

@@ -12,6 +12,7 @@ import { Profile } from "../../config/index.js";
 import { runCode } from "../../action/index.js";
 import { InProcessToolHost } from "../../action/testing.js";
 import { newSession, systemClock, type AgentSession } from "../../core/index.js";
+import { ScriptedChannel, type ScriptFile } from "../../hil/index.js";
 import { SessionStore } from "../../memory/index.js";
 import { StepJournal } from "../kernel/journal.js";
 import { scopedHost } from "../kernel/index.js";
@@ -51,9 +52,17 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Step 0 run through a fresh journal, as a (resumed) session runs it; the journal's view of its log first. */
-async function runStep(code: string) {
-  const journal = new StepJournal(store, session, undefined, systemClock.now, systemClock.iso);
+/**
+ * Step 0 run through a fresh journal, as a (resumed) session runs it; the journal's view of its log first.
+ * `answers`: the person's, from a scripted channel that fails a question it has no answer left for.
+ */
+async function runStep(code: string, answers?: ScriptFile) {
+  const human = answers && {
+    channel: new ScriptedChannel(answers),
+    recorder: store,
+    clock: systemClock,
+  };
+  const journal = new StepJournal(store, session, human, systemClock.now, systemClock.iso);
   const scoped = scopedHost(journal.host(host), systemClock.now, systemClock.iso);
   const off = scoped.onCall((r) => store.recordToolCall(session.session_id, 0, r));
   journal.begin(0, () => {});
@@ -128,6 +137,51 @@ describe("a result the store redacted", () => {
     );
     expect(again.result.ok).toBe(false);
     expect(calls()).toEqual(["vault.rotate", "api.post"]);
+  });
+});
+
+describe("a person's decision on a call whose result was not kept", () => {
+  const code = `let t;
+    try { t = (await rotate({})).token; } catch (e) { t = e.code; }
+    await note({ text: "rotated" });
+    return t;`;
+  const replayedRows = () =>
+    store.db
+      .prepare(
+        "SELECT seq, result_json FROM tool_calls_all WHERE session_id = ? AND state = 'replayed' ORDER BY ord",
+      )
+      .all(session.session_id);
+
+  it("is logged as the call's outcome: a later run of the step replays the given result and asks nothing", async () => {
+    await runStep(code);
+    const decided = await runStep(code, { in_doubt: [{ choice: "give_result", value: { token: "t-2" } }] });
+    expect(decided.result.value).toBe("t-2");
+    // A third run (another pause in the step) has no answer to give: the log must hold the decision.
+    const again = await runStep(code, {});
+    expect(again.failure).toBeUndefined();
+    expect(again.result.value).toBe("t-2");
+    expect(again.replay?.outcomes.map((o) => o && "text" in o && o.text)).toEqual([
+      '{"token":"t-2"}',
+      '{"length":7}',
+    ]);
+    expect(calls()).toEqual(["vault.rotate", "pad.note"]);
+    const logged = store.stepCalls(session.session_id, 0)[0]!;
+    expect(logged).toMatchObject({ result_json: '{"token":"t-2"}', later: true });
+    // The third run's copy of the decided row shows the decided result, not the first row's redacted one.
+    expect(replayedRows()).toEqual([
+      { seq: 1, result_json: '{"length":7}' },
+      { seq: 0, result_json: '{"token":"t-2"}' },
+      { seq: 1, result_json: '{"length":7}' },
+    ]);
+  });
+
+  it("to skip it holds too: the code gets IN_DOUBT again, and nothing is asked or sent", async () => {
+    await runStep(code);
+    expect((await runStep(code, { in_doubt: ["skip"] })).result.value).toBe("IN_DOUBT");
+    const again = await runStep(code, {});
+    expect(again.failure).toBeUndefined();
+    expect(again.result.value).toBe("IN_DOUBT");
+    expect(calls()).toEqual(["vault.rotate", "pad.note"]);
   });
 });
 

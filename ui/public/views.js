@@ -316,6 +316,15 @@ async function postAnswer(id, kind, entry) {
   return body;
 }
 
+/** A typed result: JSON when it parses, else the text as it is. */
+function parseLoose(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** A form for the question the session waits on; each button sends one scripted-answers entry. */
 function answerForm(id, q) {
   const status = h("p", { class: "muted", role: "status" });
@@ -363,13 +372,6 @@ function answerForm(id, q) {
       "aria-label": "result",
       placeholder: "the step's result (JSON or text)",
     });
-    const parsed = () => {
-      try {
-        return JSON.parse(value.value);
-      } catch {
-        return value.value;
-      }
-    };
     body = [
       h("p", { class: "err" }, h("strong", {}, q.error?.code ?? "error"), " ", q.error?.message ?? ""),
       h(
@@ -391,7 +393,7 @@ function answerForm(id, q) {
       h(
         "div",
         { class: "actions" },
-        button("Use this result", () => ({ choice: "give_result", value: parsed() })),
+        button("Use this result", () => ({ choice: "give_result", value: parseLoose(value.value) })),
       ),
     ];
   } else if (q.kind === "approval") {
@@ -408,6 +410,43 @@ function answerForm(id, q) {
         button("Always allow", () => ({ choice: "allow_always" })),
         button("Deny", () => ({ choice: "deny" }), "secondary"),
         abort(),
+      ),
+    ];
+  } else if (q.kind === "in_doubt") {
+    const value = h("textarea", {
+      name: "value",
+      rows: 2,
+      class: "mono",
+      "aria-label": "its result",
+      placeholder: "the result it had (JSON or text)",
+    });
+    body = [
+      h(
+        "pre",
+        { class: "value" },
+        `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args, null, 2)})`,
+      ),
+      h(
+        "p",
+        { class: "muted" },
+        q.happened
+          ? "It happened before pda stopped, but its result was not kept (too large, or a secret the store redacted)."
+          : "It was sent before pda stopped and no answer came back: it may or may not have happened. Check, then choose.",
+      ),
+      h(
+        "div",
+        { class: "actions" },
+        button("Make it again", () => ({ choice: "repeat" })),
+        button("Skip it", () => ({ choice: "skip" })),
+        button("Fail the step", () => ({ choice: "fail_step" }), "secondary"),
+        abort(),
+      ),
+      h("div", { class: "label" }, "Or give the result it had"),
+      value,
+      h(
+        "div",
+        { class: "actions" },
+        button("Use this result", () => ({ choice: "give_result", value: parseLoose(value.value) })),
       ),
     ];
   } else if (q.kind === "elicitation") {
