@@ -3,7 +3,7 @@
  * call leaves for its server, so a process that dies with the call in flight leaves it marked "sent". The
  * finished call is the SessionRecorder's recordToolCall (with `seq`), which completes the same row.
  */
-import type { ToolCallState } from "./schemas.js";
+import type { AgentSession, ToolCallState } from "./schemas.js";
 
 export interface ToolIntent {
   seq: number;
@@ -66,6 +66,11 @@ export interface ToolJournal {
   markInDoubt(sessionId: string): number;
   /** The step is over: the intents of its finished calls are not needed any more (open ones stay). */
   endStep?(sessionId: string, stepIndex: number): void;
+  /**
+   * A sub-agent session a step's earlier run started, by its id (agent/team derives it from the step and the
+   * call's order), so a resumed step does not start that sub-agent again; undefined when there is none.
+   */
+  earlierSession?(sessionId: string): EarlierSession | undefined;
   /** Runs `body` as one write, so the rows it records commit together. */
   batch?<T>(body: () => T): T;
   /**
@@ -73,4 +78,13 @@ export interface ToolJournal {
    * store's next write (they record a replay, nothing sent); anything else commits at once.
    */
   replayed?<T>(body: () => T): T;
+}
+
+/** A sub-agent session as a resumed step finds it (ToolJournal.earlierSession). */
+export interface EarlierSession {
+  session: AgentSession;
+  /** Its process died while it ran: this process has claimed it, to resume it. */
+  interrupted: boolean;
+  /** It runs in another process that is alive (a `pda resume` of it): it cannot be taken over. */
+  busy: boolean;
 }

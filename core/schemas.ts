@@ -248,6 +248,11 @@ export const AgentCallRecord = z.object({
   duration_ms: z.number().nonnegative(),
   /** agents.send only: the caller stopped waiting (the sub-agent was cancelled). */
   timed_out: z.boolean().optional(),
+  /**
+   * The caller's step ran again (resumed) and this call got the outcome of the session its earlier run started,
+   * which had finished; the caller's process had died before it logged the call.
+   */
+  replayed: z.boolean().optional(),
   /** What the call spent: the sub-agent's session and, recursively, the sub-agents it called. */
   llm_calls: z.number().int().nonnegative().optional(),
   tokens: z.number().int().nonnegative().optional(),

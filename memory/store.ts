@@ -9,6 +9,7 @@ import {
   systemClock,
   type AgentSession,
   type Clock,
+  type EarlierSession,
   type HumanInput,
   type LlmCallRecord,
   type PlanVersion,
@@ -1012,6 +1013,18 @@ export class SessionStore implements SessionRecorder, ToolJournal {
       true,
     );
     return id;
+  }
+
+  earlierSession(id: string): EarlierSession | undefined {
+    if (!stmt(this.db, "SELECT 1 FROM sessions WHERE id = ?").get(id)) return undefined;
+    const status = this.displayStatus(id);
+    // Claimed before it is read, so two resumes of its caller cannot both continue it.
+    if (status === "interrupted") this.claimInterrupted(id);
+    return {
+      session: this.getSession(id),
+      interrupted: status === "interrupted",
+      busy: status === "running",
+    };
   }
 
   /** A session's status as shown to people: "interrupted" for a running one whose process died. */

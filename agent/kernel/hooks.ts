@@ -5,7 +5,7 @@
  * filed its report, or control was handed over).
  */
 import type { Namespaces } from "../../action/index.js";
-import type { AgentSession, SessionStatus, Step } from "../../core/index.js";
+import type { AgentSession, SessionStatus, Step, ToolError } from "../../core/index.js";
 import { decisionPhase, type DecisionPhase } from "../../decision/index.js";
 import { perceptionPhase, type PerceptionPhase } from "../../perception/index.js";
 
@@ -23,10 +23,22 @@ export interface LoopHooks {
   perception?: PerceptionPhase;
   decision?: DecisionPhase;
   /** Host functions for this CODE step beside the tools; the code guard is told about the same names. */
-  namespaces?(session: AgentSession, step: Step): Namespaces;
+  namespaces?(session: AgentSession, step: Step, control: StepControl): Namespaces;
   /**
    * Called when a CODE step has run (not when a guard refused it), before its result is checked and judged:
    * host work the step left running is settled here, and a stop ends the session.
    */
   afterCode?(session: AgentSession, step: Step): Promise<LoopStop | undefined>;
+  /**
+   * Called instead of afterCode when a question inside the step stopped it: `pause` (the session waits on a
+   * person, and the step runs again by replay on resume) lets the host work the step started finish, so its
+   * outcome is there to replay; an abort cancels it.
+   */
+  afterHalt?(session: AgentSession, step: Step, pause: boolean): Promise<void>;
+}
+
+/** What a step's host functions may do to the step as a whole. */
+export interface StepControl {
+  /** The step ran again and took another path than its log (a different sub-agent call): it fails with `e`. */
+  diverged(e: ToolError): void;
 }

@@ -82,6 +82,14 @@ export class StepJournal {
     return { failure: st?.failure, halt: st?.halt };
   }
 
+  /** The open step took another path than its log outside its tool calls: nothing more replays; it fails. */
+  diverged(e: ToolError): void {
+    const st = this.open;
+    if (!st) return;
+    st.broken ??= e;
+    st.failure ??= e;
+  }
+
   /** Stops the open step on a question's stop answer (a pause, an abort): the session ends with it. */
   halt(question: Question, answer: StopAnswer, tool: string): never {
     const st = this.open;

@@ -265,7 +265,8 @@ export class AgentLoop implements SessionDriver {
   private async runCode(run: Run, step: Step): Promise<Next> {
     const { s } = run;
     const { guards } = this.deps.profile;
-    const namespaces = { ...this.deps.services, ...this.deps.hooks?.namespaces?.(s, step) };
+    const control = { diverged: (e: ToolError) => run.journal.diverged(e) };
+    const namespaces = { ...this.deps.services, ...this.deps.hooks?.namespaces?.(s, step, control) };
     if (guards.code) {
       const g = guardCode(step.code ?? "", this.deps.host.tools(), { namespaces });
       if (!g.ok) return this.rejectCode(run, step, g.findings);
@@ -293,7 +294,10 @@ export class AgentLoop implements SessionDriver {
       after = run.journal.end();
     }
     // A question inside the step was answered with a pause or an abort: the session stops on it.
-    if (after.halt) return stepHalted(this.ctx, run, step, after.halt);
+    if (after.halt) {
+      await this.deps.hooks?.afterHalt?.(s, step, after.halt.answer.outcome === "defer");
+      return stepHalted(this.ctx, run, step, after.halt);
+    }
     if (after.failure && result.ok) {
       // Whatever the code made of it, a call in doubt that was not to be repeated, or a replay that left the
       // log, fails the step.

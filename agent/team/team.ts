@@ -12,7 +12,8 @@ import { runCode, type Namespaces } from "../../action/index.js";
 import {
   ConfigError,
   ToolError,
-  newId,
+  clip,
+  derivedId,
   systemClock,
   totalSpend,
   type AgentCallRecord,
@@ -32,7 +33,7 @@ import {
 } from "./config.js";
 import type { LoopEvent } from "../kernel/index.js";
 import { TeamLoop, type Handoff, type HandoffTeam } from "./handoff.js";
-import type { LoopHooks } from "../kernel/index.js";
+import type { LoopHooks, StepControl } from "../kernel/index.js";
 import { AgentLoop, type LoopDeps, type MemoryService } from "../kernel/index.js";
 import { prefixRoles } from "./models.js";
 import { narrowExecute, narrowHost, narrowServices } from "./narrow-host.js";
@@ -77,6 +78,9 @@ export interface AgentStatus {
 interface StepWork {
   ctl: AbortController;
   runs: Set<Promise<AgentResult>>;
+  /** Sub-agent calls this run of the step has made: each one's number gives its session's id. */
+  calls: number;
+  control: StepControl;
 }
 
 interface CallContext {
@@ -109,6 +113,8 @@ export class AgentTeam implements HandoffTeam {
     string,
     Omit<AgentStatus, "name" | "description" | "error_codes" | "status">
   >();
+  /** Sub-agent sessions running in this process, by id: a step run again here waits on its own. */
+  private readonly running = new Map<string, Running>();
 
   constructor(private readonly options: TeamOptions) {
     this.config = options.config;
@@ -221,8 +227,8 @@ export class AgentTeam implements HandoffTeam {
               sections.decision,
             )
           : decisionPhase(sections.decision),
-      namespaces: (s, step) => {
-        const w: StepWork = { ctl: new AbortController(), runs: new Set() };
+      namespaces: (s, step, control) => {
+        const w: StepWork = { ctl: new AbortController(), runs: new Set(), calls: 0, control };
         work.set(key(s, step), w);
         const ctx: CallContext = {
           caller: agent,
@@ -239,6 +245,17 @@ export class AgentTeam implements HandoffTeam {
         if (!sub && agent.handoffs.length) self.handoff = async (args) => this.askHandoff(agent, s, args);
         if (Object.keys(self).length) ns.agent = self;
         return ns;
+      },
+      afterHalt: async (s, step, pause) => {
+        const w = work.get(key(s, step));
+        work.delete(key(s, step));
+        if (!w) return;
+        // A paused step runs again on resume and replays its sub-agents' outcomes: let them reach one.
+        if (pause) await Promise.allSettled([...w.runs]);
+        else {
+          w.ctl.abort(new Error("the step that called it was stopped"));
+          await settle(w.runs, this.options.settleMs ?? 10_000);
+        }
       },
       afterCode: async (s, step) => {
         const w = work.get(key(s, step));
@@ -346,7 +363,7 @@ export class AgentTeam implements HandoffTeam {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const why = `agent "${name}" did not report within ${ms} ms; it was cancelled (session ${run.session_id})`;
+        const why = timeoutReason(name, ms, run.session_id);
         run.cancel(why, true);
         reject(new ToolError("AGENT_TIMEOUT", "agents.send", why));
       }, ms);
@@ -358,7 +375,12 @@ export class AgentTeam implements HandoffTeam {
     }
   }
 
-  /** Start a sub-agent's session; its result is the report, recorded on the caller's session when it ends. */
+  /**
+   * Start a sub-agent's session; its result is the report, recorded on the caller's session when it ends. The
+   * session's id comes from the caller's step and the call's order in it, so when the step runs again (resumed
+   * after a pause or a crash) the same call finds the session its earlier run started: a finished one's outcome
+   * is handed back, one its dead process left running is resumed, and neither starts over.
+   */
   private start(
     ctx: CallContext,
     agent: Agent,
@@ -366,9 +388,74 @@ export class AgentTeam implements HandoffTeam {
     args: Record<string, unknown>,
     via: AgentCallRecord["via"],
   ): Running {
+    const sessionId = derivedId("subagent", ctx.session.session_id, ctx.step.index, ctx.work.calls++);
+    const query = Object.keys(args).length
+      ? `${task}\n\nArguments from the caller (JSON): ${JSON.stringify(args)}`
+      : task;
+    const own = this.running.get(sessionId);
+    if (own) return own;
+    const earlier = ctx.base.journal?.earlierSession?.(sessionId);
+    if (!earlier)
+      return this.launch(ctx, agent, sessionId, via, task, (loop, parent) =>
+        loop.run(query, { sessionId, parentSessionId: parent, agent: agent.name }),
+      );
+    const fn = via === "send" ? "agents.send" : `agents.${agent.name}`;
+    const was = earlier.session;
+    if (was.agent !== agent.name || was.original_query !== query) {
+      const e = new ToolError(
+        "REPLAY_MISMATCH",
+        fn,
+        `replaying step ${ctx.step.index}: sub-agent call ${sessionId} was ${was.agent ?? "an agent"} with ${JSON.stringify(clip(was.original_query, 200))} before the restart, but now the code calls ${agent.name} with ${JSON.stringify(clip(query, 200))}; the step took another path`,
+      );
+      ctx.work.control.diverged(e);
+      return settled(sessionId, Promise.reject(e));
+    }
+    if (earlier.busy) {
+      const e = new ToolError(
+        "TOOL_ERROR",
+        fn,
+        `the sub-agent session ${sessionId} this call started before is running in another process; wait for it, then resume this session again`,
+      );
+      return settled(sessionId, Promise.reject(e));
+    }
+    if (earlier.interrupted) return this.launch(ctx, agent, sessionId, via, task, (loop) => loop.resume(was));
+    return settled(sessionId, this.replayed(ctx, agent, was, via));
+  }
+
+  /** A finished sub-agent session's outcome, handed back again to the step that called it (replayed). */
+  private async replayed(
+    ctx: CallContext,
+    agent: Agent,
+    s: AgentSession,
+    via: AgentCallRecord["via"],
+  ): Promise<AgentResult> {
+    const r = outcomeOf(agent, s.session_id, s);
+    const timedOut = via === "send" && s.status === "aborted" && isTimeoutReason(s.status_reason);
+    const calls = (ctx.session.agent_calls ??= []);
+    // Its caller's log holds the call unless the caller's process died before it saved it.
+    if (!calls.some((c) => c.session_id === s.session_id)) {
+      calls.push({
+        ...callRecord(agent, s.session_id, via, ctx.step.index, r, s.created_at, s.usage.ms, totalSpend(s)),
+        ...(timedOut ? { timed_out: true } : {}),
+        replayed: true,
+      });
+    }
+    if (timedOut)
+      throw new ToolError("AGENT_TIMEOUT", "agents.send", s.status_reason!.replace(/^cancelled: /, ""));
+    return r;
+  }
+
+  /** Runs a sub-agent's loop (`go`: a new session, or resuming one) under the caller's step. */
+  private launch(
+    ctx: CallContext,
+    agent: Agent,
+    sessionId: string,
+    via: AgentCallRecord["via"],
+    task: string,
+    go: (loop: AgentLoop, parentSessionId: string) => Promise<AgentSession>,
+  ): Running {
     const { base } = ctx;
     const clock = base.clock ?? systemClock;
-    const sessionId = (base.newId ?? newId)();
     const ac = new AbortController();
     const signal = AbortSignal.any([ac.signal, ctx.signal]);
     const emit = (e: LoopEvent) => base.onEvent?.(e);
@@ -379,9 +466,6 @@ export class AgentTeam implements HandoffTeam {
       signal,
     );
     deps.onEvent = (event) => emit({ type: "agent_event", agent: agent.name, session_id: sessionId, event });
-    const query = Object.keys(args).length
-      ? `${task}\n\nArguments from the caller (JSON): ${JSON.stringify(args)}`
-      : task;
     const counter = this.counter(agent.name);
     counter.running += 1;
     counter.calls += 1;
@@ -395,8 +479,7 @@ export class AgentTeam implements HandoffTeam {
       parent_session_id: ctx.session.session_id,
       task,
     });
-    const result = new AgentLoop(deps)
-      .run(query, { sessionId, parentSessionId: ctx.session.session_id, agent: agent.name })
+    const result = go(new AgentLoop(deps), ctx.session.session_id)
       .then(
         (s) => ({ r: outcomeOf(agent, sessionId, s), spent: totalSpend(s) }),
         (e: unknown) => ({
@@ -414,21 +497,17 @@ export class AgentTeam implements HandoffTeam {
           session_id: sessionId,
           at: clock.iso(),
         };
-        const record: AgentCallRecord = {
-          agent: agent.name,
-          session_id: sessionId,
+        const record = callRecord(
+          agent,
+          sessionId,
           via,
-          step_index: ctx.step.index,
-          success: r.success,
-          error_code: r.error_code,
-          reason: r.reason,
-          tool_calls_used: r.tool_calls_used,
-          started_at: startedAt,
-          duration_ms: Math.max(0, clock.now() - t0),
-          ...(timedOut ? { timed_out: true } : {}),
-          ...spent,
-        };
-        (ctx.session.agent_calls ??= []).push(record);
+          ctx.step.index,
+          r,
+          startedAt,
+          Math.max(0, clock.now() - t0),
+          spent,
+        );
+        (ctx.session.agent_calls ??= []).push(timedOut ? { ...record, timed_out: true } : record);
         emit({
           type: "agent_end",
           agent: agent.name,
@@ -440,8 +519,7 @@ export class AgentTeam implements HandoffTeam {
         return r;
       });
     ctx.work.runs.add(result);
-    void result.finally(() => ctx.work.runs.delete(result));
-    return {
+    const run: Running = {
       session_id: sessionId,
       result,
       cancel(reason, t) {
@@ -449,7 +527,54 @@ export class AgentTeam implements HandoffTeam {
         ac.abort(new Error(reason));
       },
     };
+    this.running.set(sessionId, run);
+    void result.finally(() => {
+      ctx.work.runs.delete(result);
+      this.running.delete(sessionId);
+    });
+    return run;
   }
+}
+
+/** A call's outcome that is already known (replayed, or refused): nothing to cancel. */
+function settled(sessionId: string, result: Promise<AgentResult>): Running {
+  // A rejection is the code's to catch; this copy only keeps it from counting as unhandled.
+  result.catch(() => undefined);
+  return { session_id: sessionId, result, cancel: () => undefined };
+}
+
+function callRecord(
+  agent: Agent,
+  sessionId: string,
+  via: AgentCallRecord["via"],
+  stepIndex: number,
+  r: AgentResult,
+  startedAt: string,
+  durationMs: number,
+  spent: ReturnType<typeof totalSpend>,
+): AgentCallRecord {
+  return {
+    agent: agent.name,
+    session_id: sessionId,
+    via,
+    step_index: stepIndex,
+    success: r.success,
+    error_code: r.error_code,
+    reason: r.reason,
+    tool_calls_used: r.tool_calls_used,
+    started_at: startedAt,
+    duration_ms: durationMs,
+    ...spent,
+  };
+}
+
+/** Why `agents.send` cancelled a sub-agent that did not report in time; the session keeps it as its reason. */
+function timeoutReason(name: string, ms: number, sessionId: string): string {
+  return `agent "${name}" did not report within ${ms} ms; it was cancelled (session ${sessionId})`;
+}
+
+function isTimeoutReason(reason: string | undefined): boolean {
+  return /^cancelled: agent "[^"]+" did not report within \d+ ms; it was cancelled/.test(reason ?? "");
 }
 
 /** Wait for the runs to end, at most `ms` (a run that ignores cancellation must not hang its caller). */

@@ -177,7 +177,7 @@ describe("a person's decision on a call whose result was not kept", () => {
 
   it("to skip it holds too: the code gets IN_DOUBT again, and nothing is asked or sent", async () => {
     await runStep(code);
-    expect((await runStep(code, { in_doubt: ["skip"] })).result.value).toBe("IN_DOUBT");
+    expect((await runStep(code, { in_doubt: [{ choice: "skip" }] })).result.value).toBe("IN_DOUBT");
     const again = await runStep(code, {});
     expect(again.failure).toBeUndefined();
     expect(again.result.value).toBe("IN_DOUBT");

@@ -1,0 +1,179 @@
+/**
+ * Durable steps that call sub-agents: a resumed step finds the sub-agent session its earlier run started (its
+ * id comes from the step and the call's order) and does not start the sub-agent again. A real stdio server
+ * that writes down every call it receives (the ledger server), a real SQLite store, an agent team whose
+ * cashier charges. The kill -9 case (a sub-agent left running by a dead process, resumed) is in
+ * tests/e2e/durable-team.test.ts.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Profile } from "../../config/index.js";
+import { PACKAGE_ROOT } from "../../core/index.js";
+import { PolicyChannel, ScriptedChannel, type HumanChannel } from "../../hil/index.js";
+import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
+import { MultiMCP } from "../../mcp_servers/index.js";
+import { SessionStore } from "../../memory/index.js";
+import { AgentTeam, parseAgentsConfig } from "../team/index.js";
+import { achieved, code, snap } from "./harness.js";
+import { subCode } from "./team.js";
+
+let dir: string;
+let ledger: string;
+let hub: MultiMCP;
+let store: SessionStore;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "pda-durable-team-"));
+  ledger = join(dir, "ledger.jsonl");
+  hub = await MultiMCP.start({
+    servers: [
+      {
+        id: "shop",
+        command: process.execPath,
+        args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
+        // Each call takes a while, so a sub-agent is still charging when its caller's approval is asked.
+        env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "60" },
+        needs_approval: ["set"],
+      },
+    ],
+  });
+  store = SessionStore.open(join(dir, "pda.db"));
+});
+afterAll(async () => {
+  await hub.close();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(() => rmSync(ledger, { force: true }));
+
+const TEAM = `
+agents:
+  boss:
+    description: Runs the shop.
+    tools: [shop.set]
+    subagents: [cashier]
+  cashier:
+    description: Charges an item.
+    tools: [shop.charge]
+`;
+const PLAN = ["Step 0: have the cashier charge, then note it"];
+const CASHIER = subCode(`const c = await charge({ id: 1, amount: 5 });
+  await agent.report({ success: true, error_code: "NONE", reason: "charged", result: c });`);
+
+/** The boss's loop over a scripted model (roles per agent: "cashier.decision"), the store as its journal. */
+function boss(human: HumanChannel, script: Script) {
+  const model = new StructuredProvider(new ScriptedTransport(script));
+  const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", TEAM, dir) });
+  return team.loop("boss", {
+    models: { perception: model, decision: model },
+    host: hub,
+    recorder: store,
+    journal: store,
+    human,
+    profile: Profile.parse({ budgets: { max_attempts_per_step: 1 } }),
+  });
+}
+
+const received = () =>
+  existsSync(ledger)
+    ? readFileSync(ledger, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { tool: string })
+        .map((r) => r.tool)
+    : [];
+
+const children = (parent: string) =>
+  store.listSessions({ limit: 50 }).filter((s) => s.parent_session_id === parent);
+
+describe("a step that called a sub-agent, paused by an approval after it", () => {
+  const STEP = `const r = await agents.cashier({ task: "charge item 1" });
+    const s = await set({ key: "paid", value: r.result.amount });
+    return [r.success, r.result.receipt, s.value];`;
+
+  it("hands the sub-agent's report back on resume: it is not started again, and nothing is charged twice", async () => {
+    const paused = await boss(new PolicyChannel("defer"), {
+      perception: [snap()],
+      decision: [code(PLAN, 0, STEP)],
+      "cashier.perception": [snap()],
+      "cashier.decision": [CASHIER],
+    }).run("charge item 1 and note it");
+    expect(paused.status).toBe("awaiting_human");
+    expect(received()).toEqual(["charge"]);
+    const [child] = children(paused.session_id);
+    expect(child).toMatchObject({ agent: "cashier", status: "succeeded" });
+
+    // The resume's script has no cashier turns: a cashier started again would end without a report.
+    const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
+      perception: [achieved("charged and noted")],
+    }).resume(store.getSession(paused.session_id));
+    expect(done.status).toBe("succeeded");
+    expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: [true, "r-1", 5] });
+    expect(received()).toEqual(["charge", "set"]);
+    expect(children(paused.session_id).map((c) => c.session_id)).toEqual([child!.session_id]);
+    // One call in the caller's log, as the first run logged it.
+    expect(done.agent_calls).toEqual([
+      expect.objectContaining({ agent: "cashier", session_id: child!.session_id, success: true }),
+    ]);
+  });
+
+  it("a sub-agent still running when the approval pauses the step finishes first, and its report replays", async () => {
+    const PARALLEL = `const [r, s] = await Promise.all([
+        agents.cashier({ task: "charge item 1" }),
+        set({ key: "paid", value: 5 }),
+      ]);
+      return [r.success, r.result.receipt, s.value];`;
+    const paused = await boss(new PolicyChannel("defer"), {
+      perception: [snap()],
+      decision: [code(PLAN, 0, PARALLEL)],
+      "cashier.perception": [snap()],
+      "cashier.decision": [CASHIER],
+    }).run("charge item 1 and note it, together");
+    expect(paused.status).toBe("awaiting_human");
+    // The pause waited for the cashier (its charge takes 60 ms; the approval was deferred at once).
+    expect(children(paused.session_id)).toEqual([
+      expect.objectContaining({ agent: "cashier", status: "succeeded" }),
+    ]);
+    const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
+      perception: [achieved("done")],
+    }).resume(store.getSession(paused.session_id));
+    expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: [true, "r-1", 5] });
+    expect(received()).toEqual(["charge", "set"]);
+  });
+
+  it("a resumed step whose sub-agent call is not the one logged at its place fails with REPLAY_MISMATCH", async () => {
+    // The code catches what the call throws: the step fails all the same, and sends nothing more.
+    const CATCHING = `let r;
+      try { r = await agents.cashier({ task: "charge item 1" }); } catch (e) { r = { success: false, result: { amount: 0 } }; }
+      const s = await set({ key: "paid", value: r.result.amount });
+      return [r.success, s.value];`;
+    const paused = await boss(new PolicyChannel("defer"), {
+      perception: [snap()],
+      decision: [code(PLAN, 0, CATCHING)],
+      "cashier.perception": [snap()],
+      "cashier.decision": [CASHIER],
+    }).run("charge item 1 and note it (changed)");
+    const [child] = children(paused.session_id);
+    // As if the step's earlier run had given the cashier another task at this place.
+    store.db
+      .prepare(
+        `UPDATE sessions SET original_query = 'charge item 2',
+         session_json = json_set(session_json, '$.original_query', 'charge item 2') WHERE id = ?`,
+      )
+      .run(child!.session_id);
+    const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
+      perception: [snap({ local_reasoning: "the step failed" })],
+    }).resume(store.getSession(paused.session_id));
+    expect(done.steps[0]!.execution_result).toMatchObject({
+      ok: false,
+      error: { code: "REPLAY_MISMATCH" },
+    });
+    expect(done.steps[0]!.execution_result!.error!.message).toMatch(
+      /sub-agent call .* was cashier with "charge item 2" before the restart, but now the code calls cashier with "charge item 1"/,
+    );
+    // Nothing past it was sent: not the cashier again, not the set.
+    expect(received()).toEqual(["charge"]);
+  });
+});

@@ -1,0 +1,183 @@
+/**
+ * Durable steps across an agent team, the way a crash happens: `pda run` (a real child process, a real store)
+ * runs a boss whose step hands a cashier sub-agent three charges against the tests' ledger server (which writes
+ * down every call it receives), and is killed with SIGKILL while the cashier is charging. `pda resume` of the
+ * boss runs its step again: the call to the cashier finds the cashier's session the dead process left running
+ * and resumes it (its own step replays its charges) instead of starting a new cashier. For each kill point:
+ * every charge happened exactly once, there is one cashier session, and the boss's step returns what an
+ * uninterrupted run returns.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { stringify } from "yaml";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { PACKAGE_ROOT } from "../../core/index.js";
+import { achieved, code, snap } from "../../agent/tests/harness.js";
+import { subCode } from "../../agent/tests/team.js";
+
+const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
+const BOSS = `const r = await agents.cashier({ task: "charge the three items" });
+return r.result;`;
+const CASHIER = `const receipts = [];
+for (let i = 0; i < 3; i++) receipts.push((await charge({ id: i, amount: i + 1 })).receipt);
+await agent.report({ success: true, error_code: "NONE", reason: "charged all three", result: receipts });`;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "pda-e2e-durable-team-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Case {
+  folder: string;
+  db: string;
+  ledger: string;
+}
+
+function setUp(name: string): Case {
+  const folder = join(dir, name);
+  const ledger = join(folder, "ledger.jsonl");
+  mkdirSync(folder);
+  const file = (f: string, data: unknown) => writeFileSync(join(folder, f), stringify(data));
+  file("mcp_server_config.yaml", {
+    servers: [
+      {
+        id: "shop",
+        command: process.execPath,
+        args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
+        // Long enough that a kill after a charge is written down lands while it is in flight.
+        env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "150" },
+      },
+    ],
+  });
+  // No time limit ends a step the machine is slow to run; the kill does.
+  file("profiles.yaml", {
+    default: "t",
+    profiles: { t: { agent: "boss", sandbox: { timeout_ms: 3_600_000 } } },
+  });
+  file("agents.yaml", {
+    agents: {
+      boss: { description: "Runs the shop.", subagents: ["cashier"] },
+      cashier: { description: "Charges items.", tools: ["shop.charge"] },
+    },
+  });
+  file("model.yaml", {
+    perception: [snap(), achieved("charged")],
+    decision: [code(["Step 0: have the cashier charge"], 0, BOSS)],
+    "cashier.perception": [snap()],
+    "cashier.decision": [subCode(CASHIER)],
+  });
+  file("resume.yaml", { perception: [achieved("charged")] });
+  return { folder, db: join(folder, "pda.db"), ledger };
+}
+
+function pda(c: Case, args: string[]) {
+  const child = spawn(process.execPath, [MAIN, "--config", c.folder, "--db", c.db, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout!.resume();
+  const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once("close", (code) => resolve({ code, stderr })),
+  );
+  return { child, done };
+}
+
+const charges = (c: Case) =>
+  existsSync(c.ledger)
+    ? readFileSync(c.ledger, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { id: number }).id)
+    : [];
+
+function sessions(c: Case) {
+  const db = new Database(c.db, { readonly: true, fileMustExist: true });
+  try {
+    return db
+      .prepare(
+        `SELECT s.agent, s.status, s.parent_session_id AS parent, s.id,
+          (SELECT record_json FROM steps WHERE session_id = s.id AND idx = 0) AS step
+         FROM sessions s ORDER BY s.seq`,
+      )
+      .all() as { agent: string | null; status: string; parent: string | null; id: string; step: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+const stepValue = (step: string) =>
+  (JSON.parse(step) as { execution_result?: { value?: unknown } }).execution_result?.value;
+
+it("SIGKILL while a sub-agent charges: the resumed boss resumes that sub-agent, and every charge happens once", async () => {
+  const whole = setUp("whole");
+  const r = await pda(whole, [
+    "run",
+    "charge three items",
+    "--quiet",
+    "--model",
+    `scripted:${join(whole.folder, "model.yaml")}`,
+  ]).done;
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  const expected = stepValue(sessions(whole)[0]!.step);
+  expect(expected).toEqual(["r-0", "r-1", "r-2"]);
+
+  // Kill while charge k is in flight (written down by the server, not yet answered), for each k.
+  for (const k of [0, 1, 2]) {
+    const c = setUp(`kill-${k}`);
+    const run = pda(c, ["run", "charge three items", "--model", `scripted:${join(c.folder, "model.yaml")}`]);
+    const deadline = Date.now() + 120_000;
+    while (!charges(c).includes(k)) {
+      if (run.child.exitCode !== null) throw new Error(`kill point ${k}: pda run ended before charge ${k}`);
+      if (Date.now() > deadline) throw new Error(`kill point ${k}: charge ${k} never came`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    run.child.kill("SIGKILL");
+    await run.done;
+    const [boss, cashier] = sessions(c);
+    expect(boss, `kill point ${k}`).toMatchObject({ agent: "boss", status: "running" });
+    expect(cashier, `kill point ${k}`).toMatchObject({
+      agent: "cashier",
+      status: "running",
+      parent: boss!.id,
+    });
+
+    // The charge in flight happened (the ledger has it): the person gives its result.
+    writeFileSync(
+      join(c.folder, "answers.yaml"),
+      stringify({
+        in_doubt: [
+          { choice: "give_result", value: { receipt: `r-${k}`, amount: k + 1 }, expect: `"id":${k}` },
+        ],
+      }),
+    );
+    const resumed = await pda(c, [
+      "resume",
+      boss!.id,
+      "--quiet",
+      "--model",
+      `scripted:${join(c.folder, "resume.yaml")}`,
+      "--hil",
+      `scripted:${join(c.folder, "answers.yaml")}`,
+    ]).done;
+    expect(resumed.stderr, `kill point ${k}`).toBe("");
+    expect(resumed.code, `kill point ${k}`).toBe(0);
+    const after = sessions(c);
+    // No second cashier: the one the dead process left was resumed, and finished.
+    expect(
+      after.map((s) => [s.agent, s.status]),
+      `kill point ${k}`,
+    ).toEqual([
+      ["boss", "succeeded"],
+      ["cashier", "succeeded"],
+    ]);
+    expect(charges(c).sort(), `kill point ${k}`).toEqual([0, 1, 2]);
+    expect(stepValue(after[0]!.step), `kill point ${k}`).toEqual(expected);
+  }
+}, 300_000);
