@@ -38,6 +38,8 @@ export interface ResumerOptions {
 
 export class Resumer {
   private readonly states = new Map<string, ResumeState>();
+  /** Called when a resume has ended and its state is set: live pages show it at once. */
+  onEnd?: () => void;
 
   constructor(private readonly o: ResumerOptions) {}
 
@@ -92,8 +94,12 @@ export class Resumer {
         this.states.set(id, { state: "failed", message: `pda resume exited ${code}: ${tail}` });
       }
       rmSync(dir, { recursive: true, force: true });
+      this.onEnd?.();
     });
-    child.once("error", (e) => this.states.set(id, { state: "failed", message: e.message }));
+    child.once("error", (e) => {
+      this.states.set(id, { state: "failed", message: e.message });
+      this.onEnd?.();
+    });
     return { session_id: id, pid: child.pid ?? 0 };
   }
 }

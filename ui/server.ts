@@ -47,16 +47,19 @@ export async function startUi(o: UiOptions): Promise<RunningUi> {
   const token = isLoopbackHost(host) ? undefined : randomBytes(24).toString("base64url");
   const replayer = o.allowReplay ? new Replayer({ store: o.store, config: o.config }) : undefined;
   const renders = new RobotRenders(o.store);
+  const resumer = new Resumer({ store: o.store, config: o.config });
   const { app, feed } = createApp({
     store: o.store,
     guard: new HostGuard([host].filter((h) => h !== "0.0.0.0" && h !== "::")),
     files: new StaticFiles(),
     token,
-    resumer: new Resumer({ store: o.store, config: o.config }),
+    resumer,
     replayer,
     renders,
     liveIntervalMs: o.liveIntervalMs,
   });
+  // A resume's or a replay's end changes what a page shows (its state) without a write to the store.
+  resumer.onEnd = () => feed.notify();
   if (replayer) replayer.onEnd = () => feed.notify();
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s as Server)) as Server;

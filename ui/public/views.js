@@ -617,7 +617,12 @@ function jsonText(text) {
  * tool's name unfolds.
  */
 function callRows(c) {
-  const state = c.state && c.state !== "done" ? h("span", { class: "muted" }, ` · ${c.state}`) : null;
+  // How a durable step's call got its outcome when it was not simply made, and who decided one in doubt.
+  const marks = [
+    c.state && c.state !== "done" ? c.state.replace("_", " ") : null,
+    c.decided_by ? `decided by ${c.decided_by}` : null,
+  ].filter(Boolean);
+  const state = marks.length ? h("span", { class: "muted call-state" }, ` · ${marks.join(" · ")}`) : null;
   const hasDetail = c.args_json !== undefined || c.result_json !== undefined;
   const detail = hasDetail
     ? h(

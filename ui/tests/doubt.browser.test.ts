@@ -174,6 +174,10 @@ describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
     } finally {
       db.close();
     }
+    // The page's timeline says who decided the charge's outcome.
+    await expect
+      .poll(() => p.locator(".call-state").allInnerTexts(), { timeout: 30_000 })
+      .toContain(" · decided by ui:give_result");
     // `pda show` says what became of the charge: its first run, then the result the person gave.
     const show = await f.pda(["show", id]);
     expect(show.stdout).toMatch(/→ shop\.charge ok \d+ ms/);
