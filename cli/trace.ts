@@ -70,7 +70,8 @@ export function traceLine(e: LoopEvent, verbose = false): string | null {
     case "agent_end": {
       const r = e.report;
       const code = r.success ? chalk.green(r.error_code) : chalk.red(r.error_code);
-      return `    ${chalk.cyan(`⇠ agent ${e.agent}`)} ${code} ${clip(r.reason, verbose ? 400 : 160)} ${chalk.dim(`(${e.tool_calls_used} tool calls)`)}`;
+      const how = e.replayed ? `replayed from session ${e.session_id.slice(0, 8)}, ` : "";
+      return `    ${chalk.cyan(`⇠ agent ${e.agent}`)} ${code} ${clip(r.reason, verbose ? 400 : 160)} ${chalk.dim(`(${how}${e.tool_calls_used} tool calls)`)}`;
     }
     case "handoff":
       return `${chalk.magenta(`handoff ${e.from} → ${e.to}`)} ${clip(e.reason, 200)}`;

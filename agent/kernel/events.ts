@@ -37,5 +37,7 @@ export type LoopEvent =
       parent_session_id: string;
       report: AgentReport;
       tool_calls_used: number;
+      /** The step ran again and got the report of the session its earlier run started (nothing ran now). */
+      replayed?: true;
     }
   | { type: "handoff"; session_id: string; from: string; to: string; reason: string };

@@ -440,6 +440,15 @@ export class AgentTeam implements HandoffTeam {
         replayed: true,
       });
     }
+    ctx.base.onEvent?.({
+      type: "agent_end",
+      agent: agent.name,
+      session_id: s.session_id,
+      parent_session_id: ctx.session.session_id,
+      report: reportOf(r),
+      tool_calls_used: r.tool_calls_used,
+      replayed: true,
+    });
     if (timedOut)
       throw new ToolError("AGENT_TIMEOUT", "agents.send", s.status_reason!.replace(/^cancelled: /, ""));
     return r;

@@ -15,6 +15,7 @@ import { PolicyChannel, ScriptedChannel, type HumanChannel } from "../../hil/ind
 import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
 import { MultiMCP } from "../../mcp_servers/index.js";
 import { SessionStore } from "../../memory/index.js";
+import type { LoopEvent } from "../kernel/index.js";
 import { AgentTeam, parseAgentsConfig } from "../team/index.js";
 import { achieved, code, snap } from "./harness.js";
 import { subCode } from "./team.js";
@@ -63,7 +64,7 @@ const CASHIER = subCode(`const c = await charge({ id: 1, amount: 5 });
   await agent.report({ success: true, error_code: "NONE", reason: "charged", result: c });`);
 
 /** The boss's loop over a scripted model (roles per agent: "cashier.decision"), the store as its journal. */
-function boss(human: HumanChannel, script: Script) {
+function boss(human: HumanChannel, script: Script, events: LoopEvent[] = []) {
   const model = new StructuredProvider(new ScriptedTransport(script));
   const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", TEAM, dir) });
   return team.loop("boss", {
@@ -73,6 +74,7 @@ function boss(human: HumanChannel, script: Script) {
     journal: store,
     human,
     profile: Profile.parse({ budgets: { max_attempts_per_step: 1 } }),
+    onEvent: (e) => events.push(e),
   });
 }
 
@@ -106,13 +108,20 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
     expect(child).toMatchObject({ agent: "cashier", status: "succeeded" });
 
     // The resume's script has no cashier turns: a cashier started again would end without a report.
-    const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
-      perception: [achieved("charged and noted")],
-    }).resume(store.getSession(paused.session_id));
+    const events: LoopEvent[] = [];
+    const done = await boss(
+      new ScriptedChannel({ approval: [{ choice: "allow_once" }] }),
+      { perception: [achieved("charged and noted")] },
+      events,
+    ).resume(store.getSession(paused.session_id));
     expect(done.status).toBe("succeeded");
     expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: [true, "r-1", 5] });
     expect(received()).toEqual(["charge", "set"]);
     expect(children(paused.session_id).map((c) => c.session_id)).toEqual([child!.session_id]);
+    // The trace says the report was replayed, and no sub-agent started.
+    expect(events.filter((e) => e.type.startsWith("agent_"))).toEqual([
+      expect.objectContaining({ type: "agent_end", session_id: child!.session_id, replayed: true }),
+    ]);
     // One call in the caller's log, as the first run logged it.
     expect(done.agent_calls).toEqual([
       expect.objectContaining({ agent: "cashier", session_id: child!.session_id, success: true }),
@@ -141,6 +150,34 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
     }).resume(store.getSession(paused.session_id));
     expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: [true, "r-1", 5] });
     expect(received()).toEqual(["charge", "set"]);
+  });
+
+  it("agents.send that timed out throws AGENT_TIMEOUT again on resume, and the cancelled sub-agent stays ended", async () => {
+    const SEND = `let r;
+      try { r = await agents.send("cashier", "charge item 1", { timeout_ms: 30 }); } catch (e) { r = e.code; }
+      const s = await set({ key: "paid", value: 1 });
+      return [r, s.value];`;
+    const paused = await boss(new PolicyChannel("defer"), {
+      perception: [snap()],
+      decision: [code(PLAN, 0, SEND)],
+      "cashier.perception": [snap()],
+      "cashier.decision": [CASHIER],
+    }).run("charge item 1 in time, then note it");
+    expect(paused.status).toBe("awaiting_human");
+    const [child] = children(paused.session_id);
+    expect(child).toMatchObject({ agent: "cashier", status: "aborted" });
+    // The cashier may or may not have sent its charge in 30 ms; it is not sent again either way.
+    const charged = received().length;
+    expect(charged).toBeLessThanOrEqual(1);
+    const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
+      perception: [achieved("done")],
+    }).resume(store.getSession(paused.session_id));
+    expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: ["AGENT_TIMEOUT", 1] });
+    expect(received()).toEqual([...Array<string>(charged).fill("charge"), "set"]);
+    expect(children(paused.session_id)).toHaveLength(1);
+    expect(done.agent_calls).toEqual([
+      expect.objectContaining({ session_id: child!.session_id, timed_out: true }),
+    ]);
   });
 
   it("a resumed step whose sub-agent call is not the one logged at its place fails with REPLAY_MISMATCH", async () => {
