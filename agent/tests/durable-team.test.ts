@@ -5,49 +5,24 @@
  * cashier charges. The kill -9 case (a sub-agent left running by a dead process, resumed) is in
  * tests/e2e/durable-team.test.ts.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Profile } from "../../config/index.js";
-import { PACKAGE_ROOT } from "../../core/index.js";
 import { PolicyChannel, ScriptedChannel, type HumanChannel } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
-import { MultiMCP } from "../../mcp_servers/index.js";
-import { SessionStore } from "../../memory/index.js";
 import type { LoopEvent } from "../kernel/index.js";
 import { AgentTeam, parseAgentsConfig } from "../team/index.js";
 import { achieved, code, snap } from "./harness.js";
+import { openShop, type Shop } from "./ledger.js";
 import { subCode } from "./team.js";
 
-let dir: string;
-let ledger: string;
-let hub: MultiMCP;
-let store: SessionStore;
+let shop: Shop;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "pda-durable-team-"));
-  ledger = join(dir, "ledger.jsonl");
-  hub = await MultiMCP.start({
-    servers: [
-      {
-        id: "shop",
-        command: process.execPath,
-        args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
-        // Each call takes a while, so a sub-agent is still charging when its caller's approval is asked.
-        env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "60" },
-        needs_approval: ["set"],
-      },
-    ],
-  });
-  store = SessionStore.open(join(dir, "pda.db"));
+  // Each call takes a while, so a sub-agent is still charging when its caller's approval is asked.
+  shop = await openShop("pda-durable-team-", { delayMs: 60, needsApproval: ["set"] });
 });
-afterAll(async () => {
-  await hub.close();
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => rmSync(ledger, { force: true }));
+afterAll(() => shop.close());
+beforeEach(() => shop.clear());
 
 const TEAM = `
 agents:
@@ -66,29 +41,22 @@ const CASHIER = subCode(`const c = await charge({ id: 1, amount: 5 });
 /** The boss's loop over a scripted model (roles per agent: "cashier.decision"), the store as its journal. */
 function boss(human: HumanChannel, script: Script, events: LoopEvent[] = []) {
   const model = new StructuredProvider(new ScriptedTransport(script));
-  const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", TEAM, dir) });
+  const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", TEAM, shop.dir) });
   return team.loop("boss", {
     models: { perception: model, decision: model },
-    host: hub,
-    recorder: store,
-    journal: store,
+    host: shop.hub,
+    recorder: shop.store,
+    journal: shop.store,
     human,
     profile: Profile.parse({ budgets: { max_attempts_per_step: 1 } }),
     onEvent: (e) => events.push(e),
   });
 }
 
-const received = () =>
-  existsSync(ledger)
-    ? readFileSync(ledger, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { tool: string })
-        .map((r) => r.tool)
-    : [];
+const received = () => shop.received().map((r) => r.tool);
 
 const children = (parent: string) =>
-  store.listSessions({ limit: 50 }).filter((s) => s.parent_session_id === parent);
+  shop.store.listSessions({ limit: 50 }).filter((s) => s.parent_session_id === parent);
 
 describe("a step that called a sub-agent, paused by an approval after it", () => {
   const STEP = `const r = await agents.cashier({ task: "charge item 1" });
@@ -113,7 +81,7 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
       new ScriptedChannel({ approval: [{ choice: "allow_once" }] }),
       { perception: [achieved("charged and noted")] },
       events,
-    ).resume(store.getSession(paused.session_id));
+    ).resume(shop.store.getSession(paused.session_id));
     expect(done.status).toBe("succeeded");
     expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: [true, "r-1", 5] });
     expect(received()).toEqual(["charge", "set"]);
@@ -147,7 +115,7 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
     ]);
     const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
       perception: [achieved("done")],
-    }).resume(store.getSession(paused.session_id));
+    }).resume(shop.store.getSession(paused.session_id));
     expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: [true, "r-1", 5] });
     expect(received()).toEqual(["charge", "set"]);
   });
@@ -171,7 +139,7 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
     expect(charged).toBeLessThanOrEqual(1);
     const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
       perception: [achieved("done")],
-    }).resume(store.getSession(paused.session_id));
+    }).resume(shop.store.getSession(paused.session_id));
     expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: ["AGENT_TIMEOUT", 1] });
     expect(received()).toEqual([...Array<string>(charged).fill("charge"), "set"]);
     expect(children(paused.session_id)).toHaveLength(1);
@@ -194,7 +162,7 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
     }).run("charge item 1 and note it (changed)");
     const [child] = children(paused.session_id);
     // As if the step's earlier run had given the cashier another task at this place.
-    store.db
+    shop.store.db
       .prepare(
         `UPDATE sessions SET original_query = 'charge item 2',
          session_json = json_set(session_json, '$.original_query', 'charge item 2') WHERE id = ?`,
@@ -202,7 +170,7 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
       .run(child!.session_id);
     const done = await boss(new ScriptedChannel({ approval: [{ choice: "allow_once" }] }), {
       perception: [snap({ local_reasoning: "the step failed" })],
-    }).resume(store.getSession(paused.session_id));
+    }).resume(shop.store.getSession(paused.session_id));
     expect(done.steps[0]!.execution_result).toMatchObject({
       ok: false,
       error: { code: "REPLAY_MISMATCH" },

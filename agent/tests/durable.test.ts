@@ -5,46 +5,27 @@
  * on the same path. A real stdio server (the ledger server writes down every call it receives) and a real
  * SQLite store.
  */
-import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Profile } from "../../config/index.js";
-import { PACKAGE_ROOT, type AgentSession } from "../../core/index.js";
+import type { AgentSession } from "../../core/index.js";
 import { PolicyChannel, ScriptedChannel, type HumanChannel, type ScriptFile } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider } from "../../llm/index.js";
-import { MultiMCP } from "../../mcp_servers/index.js";
-import { SessionStore } from "../../memory/index.js";
+import type { MultiMCP } from "../../mcp_servers/index.js";
+import type { SessionStore } from "../../memory/index.js";
 import { AgentLoop } from "../kernel/index.js";
 import { achieved, code, snap } from "./harness.js";
+import { openShop, type Shop } from "./ledger.js";
 
-let dir: string;
-let ledger: string;
+let shop: Shop;
 let hub: MultiMCP;
 let store: SessionStore;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "pda-durable-"));
-  ledger = join(dir, "ledger.jsonl");
-  hub = await MultiMCP.start({
-    servers: [
-      {
-        id: "shop",
-        command: process.execPath,
-        args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
-        env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "0" },
-        needs_approval: ["set", "lookup"],
-      },
-    ],
-  });
-  store = SessionStore.open(join(dir, "pda.db"));
+  shop = await openShop("pda-durable-", { delayMs: 0, needsApproval: ["set", "lookup"] });
+  ({ hub, store } = shop);
 });
-afterAll(async () => {
-  await hub.close();
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-beforeEach(() => rmSync(ledger, { force: true }));
+afterAll(() => shop.close());
+beforeEach(() => shop.clear());
 
 const PLAN = ["Step 0: charge and set"];
 const answers = (script: ScriptFile) => new ScriptedChannel(script);
@@ -61,13 +42,7 @@ function loop(human: HumanChannel | undefined, perception: unknown[], decision: 
   });
 }
 
-const received = () =>
-  existsSync(ledger)
-    ? readFileSync(ledger, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { tool: string; id?: number; key?: string })
-    : [];
+const received = () => shop.received();
 
 const calls = (id: string) =>
   store.db
@@ -184,7 +159,7 @@ describe("a call in doubt (sent, then the process died with no outcome logged)",
     store.db
       .prepare("DELETE FROM tool_calls WHERE session_id = ? AND tool = 'charge'")
       .run(paused.session_id);
-    rmSync(ledger, { force: true });
+    shop.clear();
     return paused.session_id;
   }
 

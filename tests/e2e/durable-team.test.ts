@@ -7,8 +7,7 @@
  * every charge happened exactly once, there is one cashier session, and the boss's step returns what an
  * uninterrupted run returns.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -17,8 +16,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
 import { subCode } from "../../agent/tests/team.js";
+import { ledgerLines, pdaChild, running } from "./pda-child.js";
 
-const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
 const BOSS = `const r = await agents.cashier({ task: "charge the three items" });
 return r.result;`;
 const CASHIER = `const receipts = [];
@@ -29,7 +28,10 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "pda-e2e-durable-team-"));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  for (const c of running) c.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
 
 interface Case {
   folder: string;
@@ -74,27 +76,9 @@ function setUp(name: string): Case {
   return { folder, db: join(folder, "pda.db"), ledger };
 }
 
-function pda(c: Case, args: string[]) {
-  const child = spawn(process.execPath, [MAIN, "--config", c.folder, "--db", c.db, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  child.stdout!.resume();
-  const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
-    child.once("close", (code) => resolve({ code, stderr })),
-  );
-  return { child, done };
-}
+const pda = (c: Case, args: string[]) => pdaChild(c.folder, c.db, args);
 
-const charges = (c: Case) =>
-  existsSync(c.ledger)
-    ? readFileSync(c.ledger, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as { id: number }).id)
-    : [];
+const charges = (c: Case) => ledgerLines(c.ledger).map((l) => l.id);
 
 function sessions(c: Case) {
   const db = new Database(c.db, { readonly: true, fileMustExist: true });

@@ -6,8 +6,7 @@
  * uninterrupted run returns. A charge left in doubt is answered the way a person would: by looking at the
  * ledger (it happened: give its result; it did not: make it again).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -16,8 +15,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/index.js";
 import { intentDir, readJournalFile } from "../../memory/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
+import { ledgerLines as ledgerLines_, pdaChild, running } from "./pda-child.js";
 
-const MAIN = join(PACKAGE_ROOT, "dist", "main.js");
 const ITEMS = 6;
 /**
  * Each item: a lookup, then a charge whose amount comes from it, a nonce from the seeded Math.random and the
@@ -39,7 +38,6 @@ const PARALLEL = 3;
 let dir: string;
 /** `pda show` is checked once, on the first resumed kill point that replayed calls. */
 let shown = false;
-const children = new Set<ChildProcess>();
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "pda-e2e-durable-"));
@@ -50,7 +48,7 @@ beforeAll(() => {
   );
 });
 afterAll(() => {
-  for (const c of children) c.kill("SIGKILL");
+  for (const c of running) c.kill("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -87,35 +85,9 @@ function setUp(name: string): Case {
   return { folder, db: join(folder, "pda.db"), ledger };
 }
 
-function pda(
-  c: Case,
-  args: string[],
-): { child: ChildProcess; done: Promise<{ code: number | null; stderr: string; stdout: string }> } {
-  const child = spawn(process.execPath, [MAIN, "--config", c.folder, "--db", c.db, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  children.add(child);
-  let stderr = "";
-  let stdout = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-  const done = new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) =>
-    child.once("close", (code) => {
-      children.delete(child);
-      resolve({ code, stderr, stdout });
-    }),
-  );
-  return { child, done };
-}
+const pda = (c: Case, args: string[]) => pdaChild(c.folder, c.db, args);
 
-const ledgerLines = (c: Case): Array<{ tool: string; id?: number }> =>
-  existsSync(c.ledger)
-    ? readFileSync(c.ledger, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { tool: string; id?: number })
-    : [];
+const ledgerLines = (c: Case) => ledgerLines_(c.ledger);
 
 function query<T>(c: Case, sql: string, ...params: unknown[]): T[] {
   const db = new Database(c.db, { readonly: true, fileMustExist: true });

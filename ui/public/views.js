@@ -316,6 +316,15 @@ async function postAnswer(id, kind, entry) {
   return body;
 }
 
+/** The tool call a question is about, with its arguments. */
+function callBox(q) {
+  return h(
+    "pre",
+    { class: "value" },
+    `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args, null, 2)})`,
+  );
+}
+
 /** A typed result: JSON when it parses, else the text as it is. */
 function parseLoose(text) {
   try {
@@ -347,6 +356,25 @@ function answerForm(id, q) {
     buttons.push(b);
     return b;
   };
+  // A result typed in (JSON when it parses, else the text) as a give_result answer.
+  const giveResult = (label, name, placeholder) => {
+    const value = h("textarea", {
+      name: "value",
+      rows: 2,
+      class: "mono",
+      "aria-label": name,
+      placeholder,
+    });
+    return [
+      h("div", { class: "label" }, label),
+      value,
+      h(
+        "div",
+        { class: "actions" },
+        button("Use this result", () => ({ choice: "give_result", value: parseLoose(value.value) })),
+      ),
+    ];
+  };
   const abort = () =>
     button("Abort the session", () => ({ choice: "abort", reason: "aborted in pda ui" }), "secondary");
   let body;
@@ -365,13 +393,6 @@ function answerForm(id, q) {
   } else if (q.kind === "tool_failure") {
     const code = h("textarea", { name: "code", rows: 6, class: "mono", "aria-label": "code" });
     code.value = q.code ?? "";
-    const value = h("textarea", {
-      name: "value",
-      rows: 2,
-      class: "mono",
-      "aria-label": "result",
-      placeholder: "the step's result (JSON or text)",
-    });
     body = [
       h("p", { class: "err" }, h("strong", {}, q.error?.code ?? "error"), " ", q.error?.message ?? ""),
       h(
@@ -388,21 +409,11 @@ function answerForm(id, q) {
         { class: "actions" },
         button("Run this code", () => ({ choice: "edit_code", code: code.value })),
       ),
-      h("div", { class: "label" }, "Or give the result yourself"),
-      value,
-      h(
-        "div",
-        { class: "actions" },
-        button("Use this result", () => ({ choice: "give_result", value: parseLoose(value.value) })),
-      ),
+      giveResult("Or give the result yourself", "result", "the step's result (JSON or text)"),
     ];
   } else if (q.kind === "approval") {
     body = [
-      h(
-        "pre",
-        { class: "value" },
-        `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args, null, 2)})`,
-      ),
+      callBox(q),
       h(
         "div",
         { class: "actions" },
@@ -413,19 +424,8 @@ function answerForm(id, q) {
       ),
     ];
   } else if (q.kind === "in_doubt") {
-    const value = h("textarea", {
-      name: "value",
-      rows: 2,
-      class: "mono",
-      "aria-label": "its result",
-      placeholder: "the result it had (JSON or text)",
-    });
     body = [
-      h(
-        "pre",
-        { class: "value" },
-        `${q.server ? `${q.server}.` : ""}${q.tool}(${JSON.stringify(q.args, null, 2)})`,
-      ),
+      callBox(q),
       h(
         "p",
         { class: "muted" },
@@ -441,13 +441,7 @@ function answerForm(id, q) {
         button("Fail the step", () => ({ choice: "fail_step" }), "secondary"),
         abort(),
       ),
-      h("div", { class: "label" }, "Or give the result it had"),
-      value,
-      h(
-        "div",
-        { class: "actions" },
-        button("Use this result", () => ({ choice: "give_result", value: parseLoose(value.value) })),
-      ),
+      giveResult("Or give the result it had", "its result", "the result it had (JSON or text)"),
     ];
   } else if (q.kind === "elicitation") {
     const props = q.requestedSchema?.properties ?? {};
