@@ -7,16 +7,15 @@
  * every charge happened exactly once, there is one cashier session, and the boss's step returns what an
  * uninterrupted run returns.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { PACKAGE_ROOT } from "../../core/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
 import { subCode } from "../../agent/tests/team.js";
-import { ledgerLines, pdaChild, running } from "./pda-child.js";
+import { ledgerLines, pdaChild, running, shopCase, type ShopCase } from "./pda-child.js";
 
 const BOSS = `const r = await agents.cashier({ task: "charge the three items" });
 return r.result;`;
@@ -33,28 +32,12 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Case {
-  folder: string;
-  db: string;
-  ledger: string;
-}
+type Case = ShopCase;
 
 function setUp(name: string): Case {
-  const folder = join(dir, name);
-  const ledger = join(folder, "ledger.jsonl");
-  mkdirSync(folder);
-  const file = (f: string, data: unknown) => writeFileSync(join(folder, f), stringify(data));
-  file("mcp_server_config.yaml", {
-    servers: [
-      {
-        id: "shop",
-        command: process.execPath,
-        args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
-        // Long enough that a kill after a charge is written down lands while it is in flight.
-        env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "150" },
-      },
-    ],
-  });
+  // Long enough that a kill after a charge is written down lands while it is in flight.
+  const c = shopCase(dir, name, 150);
+  const { file } = c;
   // No time limit ends a step the machine is slow to run; the kill does.
   file("profiles.yaml", {
     default: "t",
@@ -73,7 +56,7 @@ function setUp(name: string): Case {
     "cashier.decision": [subCode(CASHIER)],
   });
   file("resume.yaml", { perception: [achieved("charged")] });
-  return { folder, db: join(folder, "pda.db"), ledger };
+  return c;
 }
 
 const pda = (c: Case, args: string[]) => pdaChild(c.folder, c.db, args);

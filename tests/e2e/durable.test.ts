@@ -6,16 +6,15 @@
  * uninterrupted run returns. A charge left in doubt is answered the way a person would: by looking at the
  * ledger (it happened: give its result; it did not: make it again).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { PACKAGE_ROOT } from "../../core/index.js";
 import { intentDir, readJournalFile } from "../../memory/index.js";
 import { achieved, code, snap } from "../../agent/tests/harness.js";
-import { ledgerLines as ledgerLines_, pdaChild, running } from "./pda-child.js";
+import { ledgerLines as ledgerLines_, pdaChild, running, shopCase, type ShopCase } from "./pda-child.js";
 
 const ITEMS = 6;
 /**
@@ -52,37 +51,17 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Case {
-  folder: string;
-  db: string;
-  ledger: string;
-}
+type Case = ShopCase;
 
 function setUp(name: string): Case {
-  const folder = join(dir, name);
-  const ledger = join(folder, "ledger.jsonl");
-  rmSync(folder, { recursive: true, force: true });
-  mkdirSync(folder);
-  writeFileSync(
-    join(folder, "mcp_server_config.yaml"),
-    stringify({
-      servers: [
-        {
-          id: "shop",
-          command: process.execPath,
-          args: [join(PACKAGE_ROOT, "dist/mcp_servers/testing/ledger_server.js")],
-          env: { LEDGER_FILE: ledger, LEDGER_DELAY_MS: "15" },
-        },
-      ],
-    }),
-  );
-  writeFileSync(join(folder, "profiles.yaml"), readFileSync(join(dir, "profiles.yaml")));
-  writeFileSync(
-    join(folder, "model.yaml"),
-    stringify({ perception: [snap(), achieved("charged")], decision: [code(["Step 0: charge"], 0, STEP)] }),
-  );
-  writeFileSync(join(folder, "resume.yaml"), stringify({ perception: [achieved("charged")] }));
-  return { folder, db: join(folder, "pda.db"), ledger };
+  const c = shopCase(dir, name, 15);
+  writeFileSync(join(c.folder, "profiles.yaml"), readFileSync(join(dir, "profiles.yaml")));
+  c.file("model.yaml", {
+    perception: [snap(), achieved("charged")],
+    decision: [code(["Step 0: charge"], 0, STEP)],
+  });
+  c.file("resume.yaml", { perception: [achieved("charged")] });
+  return c;
 }
 
 const pda = (c: Case, args: string[]) => pdaChild(c.folder, c.db, args);
