@@ -291,6 +291,13 @@ export const AgentSession = z.object({
   pending_question: z.string().optional(),
   /** The same question as hil/ typed it (validated there on resume), so `pda resume` can ask it again. */
   pending_human: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * The question was asked in a sub-agent's session, which paused on it, and this session's step that called
+   * the sub-agent paused with it: `pda resume` runs that step again, which resumes the sub-agent, which asks.
+   */
+  waiting_on: z
+    .object({ agent: z.string(), session_id: z.string(), step_index: z.number().int().min(0) })
+    .optional(),
   /** Tools a person allowed "for the session" (server.tool): asked no more, also after a resume. */
   approved_tools: z.array(z.string()).optional(),
   parent_session_id: z.string().optional(),

@@ -6,6 +6,7 @@
  */
 import type { Namespaces } from "../../action/index.js";
 import type { AgentSession, SessionStatus, Step, ToolError } from "../../core/index.js";
+import type { Question, StopAnswer } from "../../hil/index.js";
 import { decisionPhase, type DecisionPhase } from "../../decision/index.js";
 import { perceptionPhase, type PerceptionPhase } from "../../perception/index.js";
 
@@ -41,4 +42,9 @@ export interface LoopHooks {
 export interface StepControl {
   /** The step ran again and took another path than its log (a different sub-agent call): it fails with `e`. */
   diverged(e: ToolError): void;
+  /**
+   * A sub-agent the step called paused on a question (`answer`: the defer it got): the step, and its session,
+   * pause on that question too, and `pda resume` of this session resumes the sub-agent.
+   */
+  paused(question: Question, answer: StopAnswer, via: { agent: string; session_id: string }): void;
 }

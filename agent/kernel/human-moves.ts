@@ -190,6 +190,14 @@ export function stepHalted(ctx: LoopContext, run: Run, step: Step, halt: StepHal
     step.error = { code: "STOPPED", message: `${questionText(halt.question)}: ${halt.answer.reason}` };
     ctx.log.finishStep(run.s, step, "failed");
   }
+  if (halt.via && halt.answer.outcome === "defer") {
+    run.s.waiting_on = { ...halt.via, step_index: step.index };
+    return pause(
+      run.s,
+      halt.question,
+      `${halt.via.agent} (session ${halt.via.session_id}) waits: ${halt.answer.reason}`,
+    );
+  }
   return stopped(run.s, halt.question, halt.answer);
 }
 

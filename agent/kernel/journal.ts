@@ -32,6 +32,8 @@ import { measuredRecord } from "./call-record.js";
 export interface StepHalt {
   question: Question;
   answer: StopAnswer;
+  /** Asked in the session of a sub-agent the step called, which paused on it. */
+  via?: { agent: string; session_id: string };
 }
 
 /**
@@ -88,6 +90,14 @@ export class StepJournal {
     if (!st) return;
     st.broken ??= e;
     st.failure ??= e;
+  }
+
+  /** A sub-agent the open step called paused on a question: the step pauses on it too (not a call's error). */
+  pausedWith(question: Question, answer: StopAnswer, via: { agent: string; session_id: string }): void {
+    const st = this.open;
+    if (!st || st.halt) return;
+    st.halt = { question, answer, via };
+    st.stop(new Error(`${via.agent} waits on a person: ${answer.reason}`));
   }
 
   /** Stops the open step on a question's stop answer (a pause, an abort): the session ends with it. */

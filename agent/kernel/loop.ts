@@ -42,6 +42,7 @@ import { scopedHost } from "./scoped-host.js";
 import { SessionLog } from "./session-log.js";
 import { SpendLedger } from "./spend.js";
 import type { LoopDeps, RunOptions, SessionDriver } from "./deps.js";
+import type { StepControl } from "./hooks.js";
 
 export class AgentLoop implements SessionDriver {
   private readonly clock: Clock;
@@ -109,6 +110,14 @@ export class AgentLoop implements SessionDriver {
     if (session.status !== "awaiting_human" || !question) {
       throw new ConfigError(`session ${session.session_id} is ${session.status}, not waiting on a question`);
     }
+    const waiting = session.waiting_on && session.steps[session.waiting_on.step_index];
+    if (waiting?.type === "CODE" && waiting.status === "pending") {
+      // A sub-agent the step called waits on the question: the step runs again by replay, which resumes the
+      // sub-agent, which asks it.
+      const s = reopen(session);
+      this.log.emit({ type: "session_start", session_id: s.session_id, query: s.original_query });
+      return this.drive(s, { kind: "run_code", step: s.steps[waiting.index]! });
+    }
     const about =
       "step_index" in question && question.step_index !== undefined ? question.step_index : undefined;
     const step = about === undefined ? undefined : session.steps[about];
@@ -116,8 +125,6 @@ export class AgentLoop implements SessionDriver {
     // replay, and a question asked inside it is asked again when the code gets there.
     const inStep = step?.type === "CODE" && step.status === "pending";
     const s = reopen(session);
-    delete s.pending_human;
-    delete s.pending_question;
     this.log.emit({ type: "session_start", session_id: s.session_id, query: s.original_query });
     if (inStep && (question.kind === "approval" || question.kind === "in_doubt"))
       return this.drive(s, { kind: "run_code", step: s.steps[step.index]! });
@@ -265,7 +272,10 @@ export class AgentLoop implements SessionDriver {
   private async runCode(run: Run, step: Step): Promise<Next> {
     const { s } = run;
     const { guards } = this.deps.profile;
-    const control = { diverged: (e: ToolError) => run.journal.diverged(e) };
+    const control: StepControl = {
+      diverged: (e) => run.journal.diverged(e),
+      paused: (q, a, via) => run.journal.pausedWith(q, a, via),
+    };
     const namespaces = { ...this.deps.services, ...this.deps.hooks?.namespaces?.(s, step, control) };
     if (guards.code) {
       const g = guardCode(step.code ?? "", this.deps.host.tools(), { namespaces });
@@ -434,7 +444,11 @@ function afterUnusableDecision(run: Run, next: Decide, e: ModelError): Next | Pr
   return askHowToGoOn(run, next, why);
 }
 
-/** A copy of `session` running again, for a drive that continues it (a handoff, a resume). */
+/** A copy of `session` running again, for a drive that continues it (a handoff, a resume); no question left. */
 function reopen(session: AgentSession): AgentSession {
-  return { ...session, status: "running", status_reason: undefined };
+  const s: AgentSession = { ...session, status: "running", status_reason: undefined };
+  delete s.pending_human;
+  delete s.pending_question;
+  delete s.waiting_on;
+  return s;
 }

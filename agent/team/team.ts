@@ -33,7 +33,8 @@ import {
 } from "./config.js";
 import type { LoopEvent } from "../kernel/index.js";
 import { TeamLoop, type Handoff, type HandoffTeam } from "./handoff.js";
-import type { LoopHooks, StepControl } from "../kernel/index.js";
+import { pendingQuestion, type LoopHooks, type StepControl } from "../kernel/index.js";
+import type { Question, StopAnswer } from "../../hil/index.js";
 import { AgentLoop, type LoopDeps, type MemoryService } from "../kernel/index.js";
 import { prefixRoles } from "./models.js";
 import { narrowExecute, narrowHost, narrowServices } from "./narrow-host.js";
@@ -418,7 +419,9 @@ export class AgentTeam implements HandoffTeam {
       );
       return settled(sessionId, Promise.reject(e));
     }
-    if (earlier.interrupted) return this.launch(ctx, agent, sessionId, via, task, (loop) => loop.resume(was));
+    // Left running by a dead process, or paused on a question (which its resume asks again).
+    if (earlier.interrupted || was.status === "awaiting_human")
+      return this.launch(ctx, agent, sessionId, via, task, (loop) => loop.resume(was));
     return settled(sessionId, this.replayed(ctx, agent, was, via));
   }
 
@@ -490,14 +493,15 @@ export class AgentTeam implements HandoffTeam {
     });
     const result = go(new AgentLoop(deps), ctx.session.session_id)
       .then(
-        (s) => ({ r: outcomeOf(agent, sessionId, s), spent: totalSpend(s) }),
+        (s) => ({ s, r: outcomeOf(agent, sessionId, s), spent: totalSpend(s) }),
         (e: unknown) => ({
+          s: undefined,
           r: outcomeOf(agent, sessionId, undefined, e),
           // No session came back, but its account (under the caller's) knows what it spent.
           spent: deps.ledger!.spentUnder(ctx.session.session_id, sessionId),
         }),
       )
-      .then(({ r, spent }) => {
+      .then(({ s, r, spent }) => {
         counter.running -= 1;
         counter.last = {
           success: r.success,
@@ -506,6 +510,20 @@ export class AgentTeam implements HandoffTeam {
           session_id: sessionId,
           at: clock.iso(),
         };
+        const question = s?.status === "awaiting_human" ? pendingQuestion(s) : undefined;
+        if (s && question) {
+          // It paused on a question: its caller's step pauses on it too, and the call is not over (its
+          // report, and its record here, come when a resume of the caller resumes it).
+          ctx.work.control.paused(question, deferral(s, question, clock.iso()), {
+            agent: agent.name,
+            session_id: sessionId,
+          });
+          throw new ToolError(
+            "TOOL_CANCELLED",
+            via === "send" ? "agents.send" : `agents.${agent.name}`,
+            `agent "${agent.name}" waits on a person (${s.pending_question ?? question.kind}); the step pauses with it`,
+          );
+        }
         const record = callRecord(
           agent,
           sessionId,
@@ -537,12 +555,27 @@ export class AgentTeam implements HandoffTeam {
       },
     };
     this.running.set(sessionId, run);
-    void result.finally(() => {
+    // On either outcome (a paused sub-agent's call rejects), with no rejection of its own left unhandled.
+    const done = () => {
       ctx.work.runs.delete(result);
       this.running.delete(sessionId);
-    });
+    };
+    result.then(done, done);
     return run;
   }
+}
+
+/** The defer a paused sub-agent's question got, as its session logged it, for its caller's step to pause on. */
+function deferral(s: AgentSession, question: Question, at: string): StopAnswer {
+  const last = s.state.human_inputs.at(-1);
+  return {
+    kind: "stop",
+    question_kind: question.kind,
+    outcome: "defer",
+    reason: s.status_reason ?? "paused until a person answers",
+    answered_by: last?.answered_by ?? "policy:defer",
+    at: last?.at ?? at,
+  };
 }
 
 /** A call's outcome that is already known (replayed, or refused): nothing to cancel. */

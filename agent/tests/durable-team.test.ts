@@ -34,14 +34,16 @@ agents:
     description: Charges an item.
     tools: [shop.charge]
 `;
+// The cashier notes the charge itself, and noting needs a person's approval.
+const TEAM_NOTING = TEAM.replace("tools: [shop.charge]", "tools: [shop.charge, shop.set]");
 const PLAN = ["Step 0: have the cashier charge, then note it"];
 const CASHIER = subCode(`const c = await charge({ id: 1, amount: 5 });
   await agent.report({ success: true, error_code: "NONE", reason: "charged", result: c });`);
 
 /** The boss's loop over a scripted model (roles per agent: "cashier.decision"), the store as its journal. */
-function boss(human: HumanChannel, script: Script, events: LoopEvent[] = []) {
+function boss(human: HumanChannel, script: Script, events: LoopEvent[] = [], team_ = TEAM) {
   const model = new StructuredProvider(new ScriptedTransport(script));
-  const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", TEAM, shop.dir) });
+  const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", team_, shop.dir) });
   return team.loop("boss", {
     models: { perception: model, decision: model },
     host: shop.hub,
@@ -180,5 +182,59 @@ describe("a step that called a sub-agent, paused by an approval after it", () =>
     );
     // Nothing past it was sent: not the cashier again, not the set.
     expect(received()).toEqual(["charge"]);
+  });
+});
+
+describe("a question inside a sub-agent", () => {
+  const STEP = `const r = await agents.cashier({ task: "charge item 1 and note it" });
+    return r.result;`;
+  const NOTING = subCode(`const c = await charge({ id: 1, amount: 5 });
+    await set({ key: "paid", value: c.amount });
+    await agent.report({ success: true, error_code: "NONE", reason: "charged and noted", result: c.receipt });`);
+
+  it("pauses its caller on the same question; resuming the caller resumes the sub-agent, which asks it", async () => {
+    const paused = await boss(
+      new PolicyChannel("defer"),
+      {
+        perception: [snap()],
+        decision: [code(PLAN, 0, STEP)],
+        "cashier.perception": [snap()],
+        "cashier.decision": [NOTING],
+      },
+      [],
+      TEAM_NOTING,
+    ).run("charge item 1, and have it noted");
+    const [child] = children(paused.session_id);
+    expect(child).toMatchObject({ agent: "cashier", status: "awaiting_human" });
+    // The caller waits on the sub-agent's question, not on an UNKNOWN report it went on with.
+    expect(paused.status).toBe("awaiting_human");
+    expect(paused.pending_human).toMatchObject({ kind: "approval", tool: "set" });
+    expect(paused.pending_question).toBe('allow shop.set({"key":"paid","value":5})?');
+    expect(paused.waiting_on).toEqual({ agent: "cashier", session_id: child!.session_id, step_index: 0 });
+    expect(paused.steps[0]).toMatchObject({ status: "pending" });
+    expect(paused.agent_calls ?? []).toEqual([]);
+    expect(received()).toEqual(["charge"]);
+
+    const done = await boss(
+      new ScriptedChannel({ approval: [{ choice: "allow_once" }] }),
+      { perception: [achieved("charged and noted")] },
+      [],
+      TEAM_NOTING,
+    ).resume(shop.store.getSession(paused.session_id));
+    expect(done.status).toBe("succeeded");
+    expect(done.waiting_on).toBeUndefined();
+    expect(done.steps[0]!.execution_result).toMatchObject({ ok: true, value: "r-1" });
+    // The cashier went on from its pause: the charge replayed, the approved set made once.
+    expect(received()).toEqual(["charge", "set"]);
+    expect(children(paused.session_id)).toEqual([
+      expect.objectContaining({ session_id: child!.session_id, status: "succeeded" }),
+    ]);
+    expect(shop.store.getSession(child!.session_id).state.human_inputs.map((h) => h.answered_by)).toEqual([
+      "policy:defer",
+      "scripted",
+    ]);
+    expect(done.agent_calls).toEqual([
+      expect.objectContaining({ agent: "cashier", session_id: child!.session_id, success: true }),
+    ]);
   });
 });
