@@ -158,6 +158,7 @@ export async function openRuntime(opts: GlobalOptions, overrides: RuntimeOverrid
     recorder,
     journal: store,
     profile,
+    profileName: name,
     human,
     memory: storeMemory(store, profile.memory_hits),
     ledger,

@@ -49,6 +49,19 @@ export function subAgentLines(c: SessionComparison): string[] {
 }
 
 /**
+ * The profile a session resumes under: `--profile` (checked as a replay checks it), else the one it ran under
+ * when it names one still in profiles.yaml, else as a replay picks it. A team's session resumed without its
+ * team would find no `agents` for the step it runs again.
+ */
+export function resumeProfile(opts: GlobalOptions, logged: AgentSession): string | undefined {
+  if (!opts.profile && logged.profile) {
+    const file = configFile(configDir(opts.config), "profiles.yaml");
+    if (loadConfigFile(file, ProfilesFile).profiles[logged.profile]) return logged.profile;
+  }
+  return replayProfile(opts, logged);
+}
+
+/**
  * The profile a logged session replays under: `--profile`, else the default, else the one profile that runs
  * the session's agent. It must run the agent the session was run by (or none, for a plain session).
  */

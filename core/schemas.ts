@@ -302,6 +302,8 @@ export const AgentSession = z.object({
   approved_tools: z.array(z.string()).optional(),
   parent_session_id: z.string().optional(),
   agent: z.string().optional(),
+  /** The profile (profiles.yaml) it ran under: `pda resume` runs it under the same one (its team, limits). */
+  profile: z.string().optional(),
   /** A sub-agent's session: the typed report it ended with (absent when it ended without one). */
   report: AgentReport.optional(),
   /** The sub-agents this session's CODE called, in the order they ended. */

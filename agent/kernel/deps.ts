@@ -38,6 +38,8 @@ export interface LoopDeps {
    */
   journal?: ToolJournal;
   profile: Profile;
+  /** The profile's name in profiles.yaml, kept on the sessions it starts (AgentSession.profile). */
+  profileName?: string;
   memory?: MemoryService;
   clock?: Clock;
   newId?: () => string;

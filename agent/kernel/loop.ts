@@ -74,6 +74,7 @@ export class AgentLoop implements SessionDriver {
     const s = newSession(query, options.sessionId ?? (this.deps.newId ?? newId)(), this.clock.iso(), {
       parent_session_id: options.parentSessionId,
       agent: options.agent,
+      profile: this.deps.profileName,
     });
     this.log.start(s);
     for (const c of options.priorCalls ?? []) this.log.toolCall(s, undefined, c);

@@ -7,7 +7,7 @@ import type { DisplayStatus } from "../../memory/index.js";
 import { runCommand } from "../context.js";
 import { cancelOnSigint, outputOf, printOutcome, traceTo, withSessionOptions } from "../run.js";
 import { globalOptions, openRuntime, openStore } from "../runtime.js";
-import { EXIT_STILL_WAITING, stillWaiting } from "../session.js";
+import { EXIT_STILL_WAITING, resumeProfile, stillWaiting } from "../session.js";
 
 export function register(program: Command): void {
   withSessionOptions(
@@ -44,7 +44,7 @@ export function register(program: Command): void {
         stillWaiting(waiting, !!opts.json);
         return EXIT_STILL_WAITING;
       }
-      const rt = await openRuntime(opts);
+      const rt = await openRuntime({ ...opts, profile: resumeProfile(opts, waiting) });
       const sigint = cancelOnSigint(rt);
       const trace = traceTo(rt, outputOf(opts), !!opts.verbose);
       try {

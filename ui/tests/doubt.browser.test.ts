@@ -36,14 +36,24 @@ let browser: Browser;
 let model: FakeGemini;
 let ledger: string;
 let id: string;
+/** A boss whose cashier sub-agent paused on an approval (so the boss waits on it too). */
+let teamId: string;
+const BOSS = `const r = await agents.cashier({ task: "charge item 2 and note it" });
+return r.result;`;
+const CASHIER = `const c = await charge({ id: 2, amount: 9 });
+await set({ key: "noted", value: c.amount });
+await agent.report({ success: true, error_code: "NONE", reason: "charged and noted", result: c.amount });`;
 
 const ledgerLines = () =>
   existsSync(ledger)
     ? readFileSync(ledger, "utf8")
         .split("\n")
         .filter(Boolean)
-        .map((l) => JSON.parse(l) as { tool: string })
+        .map((l) => JSON.parse(l) as { tool: string; id?: number; key?: string })
     : [];
+
+/** The calls of the first session (item 1, key "paid"): the team's session shares the ledger. */
+const firstSession = () => ledgerLines().filter((l) => l.id === 1 || l.key === "paid");
 
 async function post(entry: unknown, kind = "in_doubt") {
   const r = await fetch(`${ui.url}api/sessions/${id}/answer`, {
@@ -59,7 +69,7 @@ async function formWith(p: Page, button: string) {
   await p.locator(`.answer-form button:has-text('${button}')`).waitFor({ timeout: 60_000 });
 }
 
-describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
+describe.skipIf(!hasChromium)("pda ui answers what a durable step asks", () => {
   beforeAll(async () => {
     f = folder("pda-ui-doubt-");
     ledger = join(f.dir, "ledger.jsonl");
@@ -77,10 +87,20 @@ describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
         ],
       }),
     );
-    // The receipt is a secret to this store: the charge's result is kept redacted.
+    // The receipt is a secret to this store: the charge's result is kept redacted. The team profile runs a
+    // boss whose cashier sub-agent charges and notes.
     writeFileSync(
       join(f.config, "profiles.yaml"),
-      stringify({ default: "t", profiles: { t: { redact: ["r-[0-9]+"] } } }),
+      stringify({ default: "t", profiles: { t: { redact: ["r-[0-9]+"] }, team: { agent: "boss" } } }),
+    );
+    writeFileSync(
+      join(f.config, "agents.yaml"),
+      stringify({
+        agents: {
+          boss: { description: "Runs the shop.", subagents: ["cashier"] },
+          cashier: { description: "Charges and notes.", tools: ["shop.charge", "shop.set"] },
+        },
+      }),
     );
     const r = await f.pda([
       "run",
@@ -97,6 +117,23 @@ describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
       question: 'allow shop.set({"key":"paid","value":7})?',
     });
     id = summary.session_id;
+    const team = await f.pda([
+      "run",
+      "charge item 2 and have it noted",
+      "--profile",
+      "team",
+      "--model",
+      `scripted:${f.file("team.yaml", {
+        perception: [snap()],
+        decision: [code(["Step 0: have it charged"], 0, BOSS)],
+        "cashier.perception": [snap()],
+        "cashier.decision": [code(["Step 0: charge and note"], 0, CASHIER)],
+      })}`,
+      "--hil",
+      "policy:defer",
+      "--json",
+    ]);
+    teamId = (JSON.parse(team.stdout) as { session_id: string }).session_id;
     // The resumes the page starts go on with this model once the step is done.
     model = await startFakeGemini({
       handler: (req) =>
@@ -146,7 +183,7 @@ describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
     // What the page used to offer for it, and what is not an answer to it at all, are refused by name.
     expect(await post({ choice: "continue" })).toMatchObject({ status: 400 });
     expect((await post({ choice: "give_result" })).body.error).toMatch(/give_result needs a value/);
-    expect(ledgerLines().map((l) => l.tool)).toEqual(["charge"]);
+    expect(firstSession().map((l) => l.tool)).toEqual(["charge"]);
 
     await p.fill(".answer-form textarea[name=value]", '{"receipt": "paid", "amount": 7}');
     await p.click(".answer-form button:has-text('Use this result')");
@@ -162,7 +199,7 @@ describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
     );
     expect(await badge.innerText()).toBe("succeeded");
     // Charged once, noted once; the step went on with the result the person gave.
-    expect(ledgerLines().map((l) => l.tool)).toEqual(["charge", "set"]);
+    expect(firstSession().map((l) => l.tool)).toEqual(["charge", "set"]);
     const db = new Database(f.db, { readonly: true });
     try {
       const step = db.prepare("SELECT record_json FROM steps WHERE idx = 0").get() as { record_json: string };
@@ -185,6 +222,48 @@ describe.skipIf(!hasChromium)("pda ui answers a call in doubt", () => {
     const human = p.locator(".card.human-card", { hasText: "give_result" });
     await human.waitFor();
     expect(await human.innerText()).toContain("answered by ui");
+    await p.close();
+  });
+
+  it("a team waiting on its sub-agent's approval: answered in the page, the sub-agent goes on, under the run's profile", async () => {
+    const p = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    p.on("pageerror", (e) => {
+      throw e;
+    });
+    const before = ledgerLines().length;
+    await p.goto(`${ui.url}#/s/${teamId}`);
+    await formWith(p, "Allow once");
+    // The boss's page asks the cashier's question.
+    expect(await p.locator(".question p").first().innerText()).toBe(
+      'allow shop.set({"key":"noted","value":9})?',
+    );
+    await p.click(".answer-form button:has-text('Allow once')");
+    const badge = p.locator(".session-head .badge").first();
+    await until("the session to end", async () =>
+      ["succeeded", "failed", "aborted"].includes(await badge.innerText()) ? true : undefined,
+    );
+    expect(await badge.innerText()).toBe("succeeded");
+    // The resume ran under the team profile the session ran under (pda ui passed none): the replayed step
+    // found its agents, the cashier went on from its pause, and its charge was not made again.
+    expect(
+      ledgerLines()
+        .slice(before)
+        .map((l) => l.tool),
+    ).toEqual(["set"]);
+    const db = new Database(f.db, { readonly: true });
+    try {
+      const rows = db
+        .prepare(
+          "SELECT agent, status, json_extract(session_json, '$.profile') AS profile FROM sessions WHERE id = ? OR parent_session_id = ? ORDER BY seq",
+        )
+        .all(teamId, teamId);
+      expect(rows).toEqual([
+        { agent: "boss", status: "succeeded", profile: "team" },
+        { agent: "cashier", status: "succeeded", profile: "team" },
+      ]);
+    } finally {
+      db.close();
+    }
     await p.close();
   });
 });
