@@ -205,6 +205,7 @@ export const Usage = z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   tokens: z.number().int().nonnegative(),
+  /** Calls that reached a server or were refused; a replayed call (answered from the log) is not one. */
   tool_calls: z.number().int().nonnegative(),
   ms: z.number().nonnegative(),
   /** Money spent on model calls, from the cost table in models.yaml (0 when the model has no price). */

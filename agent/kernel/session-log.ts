@@ -34,7 +34,8 @@ export class SessionLog {
   }
 
   toolCall(s: AgentSession, stepIndex: number | undefined, record: ToolCallRecord): void {
-    s.usage.tool_calls += 1;
+    // Answered from the log, it is the logged call again: counted once, as the store's own count does.
+    if (record.state !== "replayed") s.usage.tool_calls += 1;
     this.recorder.recordToolCall(s.session_id, stepIndex ?? null, record);
     this.emit({ type: "tool_call", record });
   }

@@ -233,8 +233,14 @@ describe("a question inside a sub-agent", () => {
       "policy:defer",
       "scripted",
     ]);
+    // Its calls: the charge and the set; the replayed charge is that charge again, not another call.
     expect(done.agent_calls).toEqual([
-      expect.objectContaining({ agent: "cashier", session_id: child!.session_id, success: true }),
+      expect.objectContaining({
+        agent: "cashier",
+        session_id: child!.session_id,
+        success: true,
+        tool_calls_used: 2,
+      }),
     ]);
   });
 });

@@ -80,6 +80,8 @@ describe("an approval inside a step", () => {
     expect(received().map((r) => r.tool)).toEqual(["charge", "set", "set"]);
     expect(human.unconsumed()).toEqual([]);
     expect(done.approved_tools).toEqual(["shop.set"]);
+    // The replayed charge is not counted as another call.
+    expect(done.usage.tool_calls).toBe(3);
     expect(calls(paused.session_id)).toEqual([
       { tool: "charge", seq: 0, state: "done", ok: 1, error_kind: null, decided_by: null },
       { tool: "charge", seq: 0, state: "replayed", ok: 1, error_kind: null, decided_by: null },
