@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Profile } from "../../config/index.js";
 import { PolicyChannel, ScriptedChannel, type HumanChannel } from "../../hil/index.js";
 import { ScriptedTransport, StructuredProvider, type Script } from "../../llm/index.js";
-import type { LoopEvent } from "../kernel/index.js";
+import type { InterruptSource, LoopEvent } from "../kernel/index.js";
 import { AgentTeam, parseAgentsConfig } from "../team/index.js";
 import { achieved, code, snap } from "./harness.js";
 import { openShop, type Shop } from "./ledger.js";
@@ -242,5 +242,52 @@ describe("a question inside a sub-agent", () => {
         tool_calls_used: 2,
       }),
     ]);
+  });
+});
+
+describe("Ctrl-C while a sub-agent charges, then go on", () => {
+  it("the sub-agent, paused by it, is resumed rather than started again: nothing is charged twice", async () => {
+    const listeners = new Set<() => void>();
+    const keys: InterruptSource = { subscribe: (l) => (listeners.add(l), () => listeners.delete(l)) };
+    // Go on, for the boss and (when the sub-agent is resumed) for the cashier; the charge cut short happened.
+    const human = new ScriptedChannel({
+      interrupt: [{ choice: "continue" }, { choice: "continue" }],
+      in_doubt: [{ choice: "give_result", value: { receipt: "r-1", amount: 5 } }],
+    });
+    const model = new StructuredProvider(
+      new ScriptedTransport({
+        perception: [snap(), achieved("charged")],
+        decision: [
+          code(PLAN, 0, `const r = await agents.cashier({ task: "charge item 1" }); return r.result;`),
+        ],
+        "cashier.perception": [snap()],
+        "cashier.decision": [CASHIER],
+      }),
+    );
+    const team = new AgentTeam({ config: parseAgentsConfig("agents.yaml", TEAM, shop.dir) });
+    const loop = team.loop("boss", {
+      models: { perception: model, decision: model },
+      host: shop.hub,
+      recorder: shop.store,
+      journal: shop.store,
+      human,
+      interrupts: keys,
+      profile: Profile.parse({}),
+    });
+    // Ctrl-C as soon as the server has the charge (it answers 60 ms later).
+    const press = setInterval(() => {
+      if (received().length === 0) return;
+      clearInterval(press);
+      for (const l of [...listeners]) l();
+    }, 2);
+    const s = await loop
+      .run("charge item 1, with a Ctrl-C in the middle")
+      .finally(() => clearInterval(press));
+    expect(s.status).toBe("succeeded");
+    expect(s.state.human_inputs).toEqual([
+      expect.objectContaining({ kind: "interrupt", answer: "continue" }),
+    ]);
+    expect(received()).toEqual(["charge"]);
+    expect(children(s.session_id)).toEqual([expect.objectContaining({ agent: "cashier" })]);
   });
 });
